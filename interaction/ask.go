@@ -1,0 +1,122 @@
+package interaction
+
+import (
+	"context"
+	"time"
+)
+
+// Status is where an ask stands. Every status but pending is final.
+type Status string
+
+// The statuses of an ask.
+const (
+	StatusPending   Status = "pending"
+	StatusAnswered  Status = "answered"
+	StatusCancelled Status = "cancelled" // a person pressed Cancel
+	StatusAborted   Status = "aborted"   // the caller withdrew
+	StatusExpired   Status = "expired"   // the deadline passed
+)
+
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusAnswered, StatusCancelled, StatusAborted, StatusExpired:
+		return true
+	}
+	return false
+}
+
+// Ended reports whether s is final.
+func (s Status) Ended() bool { return s != StatusPending }
+
+// User is a Slack user who answered.
+type User struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Ask is the resource of one ask, as the HTTP API serves it.
+type Ask struct {
+	ID         string     `json:"id"`
+	Status     Status     `json:"status"`
+	Questions  []Question `json:"questions"`
+	Agent      *Agent     `json:"agent,omitempty"`
+	Channel    string     `json:"channel,omitempty"`
+	TS         string     `json:"ts,omitempty"`
+	ThreadTS   string     `json:"threadTs,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	Answer     *Answer    `json:"answer,omitempty"`
+	AnsweredBy *User      `json:"answeredBy,omitempty"`
+	EndedAt    *time.Time `json:"endedAt,omitempty"`
+	Error      *Error     `json:"error,omitempty"`
+}
+
+// Request returns the questions and agent of the ask.
+func (a Ask) Request() Request { return Request{Questions: a.Questions, Agent: a.Agent} }
+
+// Result returns the answer of an answered ask, or the *Error an ended ask
+// carries (ASK_CANCELLED, ASK_ABORTED, ASK_TIMEOUT). For a pending ask it
+// returns an ASK_ABORTED error: the caller stopped waiting.
+func (a Ask) Result() (Answer, error) {
+	switch {
+	case a.Status == StatusAnswered && a.Answer != nil:
+		return *a.Answer, nil
+	case a.Error != nil:
+		return Answer{}, a.Error
+	case a.Status == StatusCancelled:
+		return Answer{}, Errorf(AskCancelled, "a person cancelled the question")
+	case a.Status == StatusExpired:
+		return Answer{}, Errorf(AskTimeout, "nobody answered before the deadline")
+	default:
+		return Answer{}, Errorf(AskAborted, "the caller withdrew the question")
+	}
+}
+
+// AskInput is everything a caller may say when asking: the seam's request
+// plus where and to whom to put it. Its JSON is the body of POST /v1/asks.
+type AskInput struct {
+	Request
+	// Channel is the conversation to post in; empty means the default.
+	Channel string `json:"channel,omitempty"`
+	// User, a user id, sends the ask as a DM instead.
+	User string `json:"user,omitempty"`
+	// ThreadTS posts the ask as a reply in that thread.
+	ThreadTS string `json:"threadTs,omitempty"`
+	// Mention lists user or user-group ids to mention in the message.
+	Mention []string `json:"mention,omitempty"`
+	// Responders lists the user and user-group ids allowed to answer; empty
+	// means the default.
+	Responders []string `json:"responders,omitempty"`
+	// Timeout is the deadline from now; zero means the default.
+	Timeout Duration `json:"timeout,omitempty"`
+	// RemindAfter sends one reminder in the thread if still unanswered.
+	RemindAfter Duration `json:"remindAfter,omitempty"`
+	// IdempotencyKey makes a retried create return the existing ask.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
+// ListFilter selects asks for a history listing.
+type ListFilter struct {
+	Status Status    // empty: every status
+	Before time.Time // zero: no bound; else only asks created before it
+	Limit  int       // <= 0: a default
+}
+
+// AskService is the durable ask service the front doors use. Methods are
+// safe for concurrent use and return *Error values (possibly wrapped).
+type AskService interface {
+	// Create validates in, posts the ask and returns it pending. With an
+	// IdempotencyKey already used it returns the existing ask unchanged.
+	Create(ctx context.Context, in AskInput) (Ask, error)
+	// Get returns the ask, or NOT_FOUND.
+	Get(ctx context.Context, id string) (Ask, error)
+	// Wait blocks until the ask has ended or ctx is done and returns the ask
+	// as it then is; ctx ending is not an error. NOT_FOUND for unknown ids.
+	Wait(ctx context.Context, id string) (Ask, error)
+	// Withdraw ends a pending ask as aborted and returns it; an ended ask is
+	// returned unchanged. NOT_FOUND for unknown ids.
+	Withdraw(ctx context.Context, id string) (Ask, error)
+	// List returns asks newest first.
+	List(ctx context.Context, f ListFilter) ([]Ask, error)
+}

@@ -1,0 +1,114 @@
+package interaction
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Option is one choice of a question. Label is both what the person sees and
+// the value returned in AnswerItem.Selected.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Intent marks a question with a known purpose. The only kind today is
+// "plan-review": Detail holds the plan and Approve names the option that
+// approves it.
+type Intent struct {
+	Kind    string `json:"kind"`
+	Approve string `json:"approve,omitempty"`
+}
+
+// IntentPlanReview is the Intent kind of a plan shown for approval.
+const IntentPlanReview = "plan-review"
+
+// Question is one item of a request (AskUserQuestionItem).
+type Question struct {
+	ID          string   `json:"id"`
+	Question    string   `json:"question"`
+	Detail      string   `json:"detail,omitempty"`
+	Header      string   `json:"header,omitempty"`
+	Options     []Option `json:"options,omitempty"`
+	MultiSelect bool     `json:"multiSelect,omitempty"`
+	Intent      *Intent  `json:"intent,omitempty"`
+}
+
+// Agent names the program that asks.
+type Agent struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Request is a batch of questions put to a person (AskUserQuestionRequest).
+// The abort signal of the seam is the context passed along with it.
+type Request struct {
+	Questions []Question `json:"questions"`
+	Agent     *Agent     `json:"agent,omitempty"`
+}
+
+// AnswerItem is the answer to one question. Selected is never nil when
+// marshalled; Custom, the "Other" free text, replaces the selection and is
+// omitted when unset. A skipped question has neither.
+type AnswerItem struct {
+	ID       string   `json:"id"`
+	Selected []string `json:"selected"`
+	Custom   string   `json:"custom,omitempty"`
+}
+
+// MarshalJSON writes Selected as [] when it is nil.
+func (a AnswerItem) MarshalJSON() ([]byte, error) {
+	type plain AnswerItem
+	if a.Selected == nil {
+		a.Selected = []string{}
+	}
+	return json.Marshal(plain(a))
+}
+
+// Skipped reports whether the item answers nothing.
+func (a AnswerItem) Skipped() bool { return len(a.Selected) == 0 && a.Custom == "" }
+
+// Answer holds one item per question id, in request order.
+type Answer struct {
+	Answers []AnswerItem `json:"answers"`
+}
+
+// MarshalJSON writes Answers as [] when it is nil.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type plain Answer
+	if a.Answers == nil {
+		a.Answers = []AnswerItem{}
+	}
+	return json.Marshal(plain(a))
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("90s", "1h30m"). A JSON number is read as seconds.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string or a number of seconds; it returns an
+// error for anything else or for a negative duration.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err2 := json.Unmarshal(b, &secs); err2 != nil {
+			return fmt.Errorf("duration must be a string like \"10m\" or a number of seconds")
+		}
+		*d = Duration(secs * float64(time.Second))
+	} else {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+	}
+	if *d < 0 {
+		return fmt.Errorf("duration must not be negative")
+	}
+	return nil
+}

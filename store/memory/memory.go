@@ -1,0 +1,228 @@
+// Package memory is an in-process store.Store: fast, and gone with the
+// process. Use it in tests and when durability does not matter.
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+)
+
+// Store is an in-memory store.Store. The zero value is not usable: call New.
+type Store struct {
+	mu      sync.Mutex
+	records map[string]store.Record
+	byKey   map[string]string // idempotency key → id
+	secrets map[string][]byte
+	closed  bool
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{records: map[string]store.Record{}, byKey: map[string]string{}, secrets: map[string][]byte{}}
+}
+
+var errClosed = interaction.Errorf(interaction.Internal, "memory store: closed")
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed {
+		return errClosed
+	}
+	return ctx.Err()
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, false, fmt.Errorf("memory create: %w", err)
+	}
+	if r.IdempotencyKey != "" {
+		if id, ok := s.byKey[r.IdempotencyKey]; ok {
+			return store.Clone(s.records[id]), false, nil
+		}
+	}
+	if _, ok := s.records[r.ID]; ok {
+		return store.Record{}, false, fmt.Errorf("memory create %s: %w", r.ID, store.ErrExists)
+	}
+	r = store.Clone(r)
+	r.Version = 1
+	s.records[r.ID] = r
+	if r.IdempotencyKey != "" {
+		s.byKey[r.IdempotencyKey] = r.ID
+	}
+	return store.Clone(r), true, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, fmt.Errorf("memory get: %w", err)
+	}
+	r, ok := s.records[id]
+	if !ok {
+		return store.Record{}, fmt.Errorf("memory get %q: %w", id, store.ErrNotFound)
+	}
+	return store.Clone(r), nil
+}
+
+// Update implements store.Store.
+func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, fmt.Errorf("memory update: %w", err)
+	}
+	r, ok := s.records[id]
+	if !ok {
+		return store.Record{}, fmt.Errorf("memory update %q: %w", id, store.ErrNotFound)
+	}
+	c := store.Clone(r)
+	if err := fn(&c); err != nil {
+		return store.Record{}, err
+	}
+	c.ID, c.IdempotencyKey = r.ID, r.IdempotencyKey // the keys never change
+	c.Version = r.Version + 1
+	s.records[id] = store.Clone(c)
+	return c, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory delete: %w", err)
+	}
+	r, ok := s.records[id]
+	if !ok {
+		return fmt.Errorf("memory delete %q: %w", id, store.ErrNotFound)
+	}
+	s.remove(r)
+	return nil
+}
+
+func (s *Store) remove(r store.Record) {
+	delete(s.records, r.ID)
+	if r.IdempotencyKey != "" {
+		delete(s.byKey, r.IdempotencyKey)
+	}
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory list: %w", err)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []store.Record
+	for _, r := range s.records {
+		if matches(r, f) {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	for i := range out {
+		out[i] = store.Clone(out[i])
+	}
+	return out, nil
+}
+
+func matches(r store.Record, f store.Filter) bool {
+	switch {
+	case f.Status != "" && r.Status != f.Status:
+		return false
+	case !f.Before.IsZero() && !r.CreatedAt.Before(f.Before):
+		return false
+	case f.Unsynced && (r.Synced || !r.Status.Ended()):
+		return false
+	}
+	return true
+}
+
+// Pending implements store.Store.
+func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory pending: %w", err)
+	}
+	var out []store.Record
+	for _, r := range s.records {
+		if r.Status == interaction.StatusPending {
+			out = append(out, store.Clone(r))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Prune implements store.Store.
+func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return 0, fmt.Errorf("memory prune: %w", err)
+	}
+	n := 0
+	for _, r := range s.records {
+		if r.Status.Ended() && r.EndedAt != nil && r.EndedAt.Before(t) {
+			s.remove(r)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Secret implements store.Store.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory secret: %w", err)
+	}
+	if k, ok := s.secrets[name]; ok {
+		return append([]byte(nil), k...), nil
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, fmt.Errorf("memory secret: %w", err)
+	}
+	s.secrets[name] = k
+	return append([]byte(nil), k...), nil
+}
+
+// Close implements store.Store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}

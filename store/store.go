@@ -1,0 +1,154 @@
+// Package store defines the durable record of an ask and the Store that
+// keeps it. The Slack message is a view of a Record, never the record
+// itself. Implementations live in subpackages (memory, sqlite) and all pass
+// the conformance suite in storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// Record is the durable state of one ask.
+type Record struct {
+	// Ask is the public resource. Ask.ID is the primary key.
+	interaction.Ask
+
+	// Delivery: where and to whom the ask was put.
+	User           string   `json:"user,omitempty"`
+	Mention        []string `json:"mention,omitempty"`
+	Responders     []string `json:"responders,omitempty"`
+	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
+	TeamID         string   `json:"teamId,omitempty"`
+	AppID          string   `json:"appId,omitempty"`
+
+	// Progress holds, per question index, what people did so far that the
+	// Slack message state does not keep (custom text, skips, selections).
+	Progress []interaction.Progress `json:"progress,omitempty"`
+	// Rev counts the renders of the message; it is part of every block id.
+	Rev int `json:"rev"`
+	// Synced is true when the message in Slack shows the record's current
+	// rendered state; false after an end whose update has not reached Slack.
+	Synced bool `json:"synced"`
+
+	// RemindAt is when to post the one reminder; zero for none.
+	RemindAt time.Time `json:"remindAt,omitzero"`
+	// Reminded is set once the reminder was posted.
+	Reminded bool `json:"reminded,omitempty"`
+
+	// Version is bumped by the store on every write.
+	Version int64 `json:"version"`
+}
+
+// Filter selects records for List.
+type Filter struct {
+	Status interaction.Status // empty: any
+	Before time.Time          // zero: no bound; else CreatedAt strictly before
+	Limit  int                // <= 0: 100
+	// Unsynced keeps only ended records whose final update has not reached
+	// Slack.
+	Unsynced bool
+}
+
+// Errors returned by every Store, wrapped with the operation name.
+var (
+	// ErrNotFound: no record with that id.
+	ErrNotFound = &interaction.Error{Code: interaction.NotFound, Message: "store: no such ask"}
+	// ErrExists: Create with an id that is already taken.
+	ErrExists = errors.New("store: ask id already exists")
+)
+
+// Store keeps ask records. Implementations are safe for concurrent use; each
+// method is atomic.
+type Store interface {
+	// Create inserts r (r.Version is set to 1). When r.IdempotencyKey is
+	// not empty and a record with that key exists, it returns the existing
+	// record and created=false instead. ErrExists for a taken id.
+	Create(ctx context.Context, r Record) (rec Record, created bool, err error)
+	// Get returns the record, or ErrNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// Update reads the record, calls fn on a copy and, if fn returns nil,
+	// writes the copy back with Version+1 — all in one compare-and-set step,
+	// so concurrent updates of one record are serialised. fn's error aborts
+	// the update and is returned as is. ErrNotFound for unknown ids.
+	Update(ctx context.Context, id string, fn func(*Record) error) (Record, error)
+	// Delete removes the record; ErrNotFound for unknown ids.
+	Delete(ctx context.Context, id string) error
+	// List returns records newest first (CreatedAt, then ID, descending).
+	List(ctx context.Context, f Filter) ([]Record, error)
+	// Pending returns every pending record, oldest first.
+	Pending(ctx context.Context) ([]Record, error)
+	// Prune deletes ended records that ended before t and returns how many.
+	Prune(ctx context.Context, t time.Time) (int, error)
+	// Secret returns the named secret key (32 random bytes), creating and
+	// storing it on first use so that it survives restarts.
+	Secret(ctx context.Context, name string) ([]byte, error)
+	// Close releases the store. Calls after Close fail.
+	Close() error
+}
+
+// Clone returns a deep copy of r, so that callers never share slices with a
+// store.
+func Clone(r Record) Record {
+	c := r
+	c.Questions = cloneQuestions(r.Questions)
+	if r.Agent != nil {
+		a := *r.Agent
+		c.Agent = &a
+	}
+	c.ExpiresAt = cloneTime(r.ExpiresAt)
+	c.EndedAt = cloneTime(r.EndedAt)
+	if r.Answer != nil {
+		a := interaction.Answer{Answers: make([]interaction.AnswerItem, len(r.Answer.Answers))}
+		for i, it := range r.Answer.Answers {
+			it.Selected = append([]string{}, it.Selected...)
+			a.Answers[i] = it
+		}
+		c.Answer = &a
+	}
+	if r.AnsweredBy != nil {
+		u := *r.AnsweredBy
+		c.AnsweredBy = &u
+	}
+	if r.Error != nil {
+		e := *r.Error
+		c.Error = &e
+	}
+	c.Mention = append([]string(nil), r.Mention...)
+	c.Responders = append([]string(nil), r.Responders...)
+	if r.Progress != nil {
+		c.Progress = make([]interaction.Progress, len(r.Progress))
+		for i, p := range r.Progress {
+			p.Selected = append([]string(nil), p.Selected...)
+			c.Progress[i] = p
+		}
+	}
+	return c
+}
+
+func cloneQuestions(qs []interaction.Question) []interaction.Question {
+	if qs == nil {
+		return nil
+	}
+	out := make([]interaction.Question, len(qs))
+	for i, q := range qs {
+		q.Options = append([]interaction.Option(nil), q.Options...)
+		if q.Intent != nil {
+			in := *q.Intent
+			q.Intent = &in
+		}
+		out[i] = q
+	}
+	return out
+}
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := *t
+	return &v
+}
