@@ -39,6 +39,12 @@ type Record struct {
 	// Reminded is set once the reminder was posted.
 	Reminded bool `json:"reminded,omitempty"`
 
+	// EndedBy is who cancelled an ask (Ask.AnsweredBy is for answers).
+	EndedBy *interaction.User `json:"endedBy,omitempty"`
+	// Note is an extra line shown on the ended message, e.g. "answered
+	// elsewhere".
+	Note string `json:"note,omitempty"`
+
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
 }
@@ -112,6 +118,10 @@ func Clone(r Record) Record {
 	if r.AnsweredBy != nil {
 		u := *r.AnsweredBy
 		c.AnsweredBy = &u
+	}
+	if r.EndedBy != nil {
+		u := *r.EndedBy
+		c.EndedBy = &u
 	}
 	if r.Error != nil {
 		e := *r.Error

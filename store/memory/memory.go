@@ -93,7 +93,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	c.ID, c.IdempotencyKey = r.ID, r.IdempotencyKey // the keys never change
 	c.Version = r.Version + 1
 	s.records[id] = store.Clone(c)
-	return c, nil
+	// fn may keep the pointer it was given: return a copy that shares
+	// nothing with it.
+	return store.Clone(c), nil
 }
 
 // Delete implements store.Store.

@@ -1,0 +1,42 @@
+// Package blocks renders an ask as one Slack Block Kit message and its
+// modals, and reads answers back out of interaction payloads.
+//
+// # Message layout
+//
+// A pending ask renders as
+//
+//	head      section  mentions, "*Agent* has a question:"
+//	who       context  "Who may answer: …", "Answer by <date>"
+//	per question i (a divider before every question but the first):
+//	  question  section  *header*, question, detail (plan for plan-review,
+//	                     whose approve option is also a primary button in the
+//	                     section's accessory)
+//	  controls  actions  select (or none), "Other…"/"Answer…", "Skip",
+//	                     "Details" when text or options were shortened
+//	  progress  context  "Other: …" or "Skipped" (only when so)
+//	controls  actions  "Submit" + "Cancel" ("Cancel" only for OneTap)
+//
+// That is at most 2 + 3·n + (n−1) + 1 = 42 blocks for n = MaxQuestions = 10
+// questions, inside Slack's 50. An ended ask renders with no interactive
+// element: head, per question the question section and (when answered) an
+// answer section, dividers between, and one outcome context: at most
+// 1 + 2·n + (n−1) + 1 = 31 blocks.
+//
+// # Ids
+//
+// Every block_id and action_id is "sa.<askID>.<rev>.<question>.<kind>" (see
+// ActionID): it names the ask, the revision of the message (so Slack resets
+// the state of updated blocks), the question index (-1 for ask-wide parts)
+// and what the block or element is. Option values are option indexes, never
+// labels.
+//
+// # Escaping and lengths
+//
+// Every caller-supplied string in a mrkdwn text or in the fallback text is
+// escaped (&, <, >), and mrkdwn objects are sent with verbatim: true so
+// Slack does not auto-link "@channel", "#channel" or URLs either. The bot
+// must not post with link_names or parse=full. Lengths are counted in UTF-16
+// code units, which is never less than the number of runes, so each Slack
+// limit holds whichever way Slack counts; text is shortened with "…" on rune
+// boundaries and never inside an escape entity.
+package blocks

@@ -1,0 +1,124 @@
+package blocks
+
+import (
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// endedBlocks renders an ended ask: no interactive element, each question
+// with its answer, and how it ended.
+func endedBlocks(v View) []slack.Block {
+	b := []slack.Block{headBlock(v)}
+	for i, q := range v.Request.Questions {
+		if i > 0 {
+			b = append(b, dividerBlock(v, i))
+		}
+		text, _ := questionText(q, maxSection, "")
+		b = append(b, section(text, blockID(v, i, kindQuestion)))
+		if a := answerText(v, i); a != "" {
+			b = append(b, section(a, blockID(v, i, kindAnswer)))
+		}
+	}
+	return append(b, outcomeBlock(v))
+}
+
+func section(text, id string) slack.Block {
+	return slack.NewSectionBlock(mrkdwn(text), nil, nil, slack.SectionBlockOptionBlockID(id))
+}
+
+// answerText is the answer to question i of an answered ask, "" when there
+// is none to show.
+func answerText(v View, i int) string {
+	item, ok := answerItem(v, i)
+	if !ok {
+		return ""
+	}
+	const room = maxSection - 20
+	switch {
+	case item.Custom != "":
+		return "*Answer:* Other: " + clipEscaped(strings.TrimSpace(item.Custom), room)
+	case len(item.Selected) == 1:
+		return "*Answer:* " + clipEscaped(item.Selected[0], room)
+	case len(item.Selected) > 1:
+		return "*Answers:*\n" + clipEscaped("• "+strings.Join(item.Selected, "\n• "), room)
+	}
+	return "*Answer:* _skipped_"
+}
+
+// answerItem finds the answer item of question i by id.
+func answerItem(v View, i int) (interaction.AnswerItem, bool) {
+	if v.Status != interaction.StatusAnswered || v.Answer == nil {
+		return interaction.AnswerItem{}, false
+	}
+	id := v.Request.Questions[i].ID
+	for _, a := range v.Answer.Answers {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return interaction.AnswerItem{}, false
+}
+
+func outcomeBlock(v View) slack.Block {
+	elems := []slack.MixedElement{mrkdwn(outcome(v, slackDate))}
+	if n := strings.TrimSpace(v.Note); n != "" {
+		elems = append(elems, mrkdwn(clipEscaped(n, 1000)))
+	}
+	return slack.NewContextBlock(blockID(v, -1, kindOutcome), elems...)
+}
+
+// outcome says how the ask ended, dates rendered by date.
+func outcome(v View, date func(time.Time) string) string {
+	at := ""
+	if !v.EndedAt.IsZero() {
+		at = " at " + date(v.EndedAt)
+	}
+	by := ""
+	if u := user(v.AnsweredBy); u != "" {
+		by = " by " + u
+	}
+	switch v.Status {
+	case interaction.StatusAnswered:
+		return "Answered" + by + at
+	case interaction.StatusCancelled:
+		return "Cancelled" + by + at
+	case interaction.StatusAborted:
+		return "Withdrawn by the caller" + at
+	case interaction.StatusExpired:
+		deadline := v.EndedAt
+		if v.ExpiresAt != nil {
+			deadline = *v.ExpiresAt
+		}
+		if deadline.IsZero() {
+			return "Expired: nobody answered in time"
+		}
+		return "Expired: nobody answered before " + date(deadline)
+	}
+	if v.Error != nil {
+		return "Ended (" + clipEscaped(string(v.Error.Code), 40) + ")" + at
+	}
+	return "Ended" + at
+}
+
+// user renders who answered: a mention for a user id, else the escaped
+// name or id.
+func user(u *interaction.User) string {
+	if u == nil {
+		return ""
+	}
+	if userIDRe.MatchString(u.ID) {
+		return "<@" + u.ID + ">"
+	}
+	if n := oneLine(u.Name); n != "" {
+		return clipEscaped(n, maxAgent)
+	}
+	return clipEscaped(oneLine(u.ID), maxAgent)
+}
+
+func endedText(v View) string {
+	return agentName(v.Request) + " asked: " + firstQuestion(v.Request) + " — " + outcome(v, plainDate)
+}

@@ -1,0 +1,141 @@
+package blocks
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind is what an interactive element of an ask does.
+type Kind string
+
+// The action kinds.
+const (
+	KindSelect  Kind = "select"  // the menu of a question, or the plan-review approve button
+	KindOther   Kind = "other"   // "Other…" / "Answer…": opens OtherModal
+	KindSkip    Kind = "skip"    // skips the question
+	KindDetails Kind = "details" // opens DetailsModal
+	KindSubmit  Kind = "submit"  // submits the whole ask
+	KindCancel  Kind = "cancel"  // cancels the whole ask (after a confirm dialog)
+)
+
+// Block kinds name the role of a block in a block_id; ParseBlockID returns
+// them in Ref.Kind.
+const (
+	kindHead     Kind = "head"     // agent and mentions
+	kindWho      Kind = "who"      // who may answer, deadline
+	kindQuestion Kind = "question" // question text
+	kindControls Kind = "controls" // actions of a question, or the bottom bar (-1)
+	kindProgress Kind = "progress" // what was done so far on a question
+	kindDivider  Kind = "divider"  // between questions
+	kindAnswer   Kind = "answer"   // the answer of an ended ask
+	kindOutcome  Kind = "outcome"  // how the ask ended
+)
+
+// ErrNotOurs is wrapped by the errors of ParseActionID and ParseBlockID (and
+// LabelsFromAction) for ids that this package did not make.
+var ErrNotOurs = errors.New("blocks: not a slackask id")
+
+// Ref identifies an element or block of one revision of an ask's message.
+type Ref struct {
+	AskID    string // [A-Za-z0-9_-], 1–40 bytes
+	Rev      int    // >= 0
+	Question int    // question index, or -1 for ask-wide parts
+	Kind     Kind
+}
+
+const (
+	idPrefix   = "sa"
+	idSep      = "."
+	maxAskID   = 40
+	maxSlackID = 255 // block_id and action_id
+)
+
+// ActionID returns the action_id of the element r names:
+// "sa.<AskID>.<Rev>.<Question>.<Kind>". Block ids are built the same way
+// with block kinds. For a Ref with a valid AskID (see Ref), Rev >= 0 and
+// Question >= -1 the id is at most 255 bytes and ParseActionID returns r.
+func ActionID(r Ref) string {
+	return strings.Join([]string{
+		idPrefix, r.AskID, strconv.Itoa(r.Rev), strconv.Itoa(r.Question), string(r.Kind),
+	}, idSep)
+}
+
+// blockID returns the block_id of the block of kind k for question q.
+func blockID(v View, q int, k Kind) string {
+	return ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: q, Kind: k})
+}
+
+// ParseActionID parses an action_id made by ActionID with one of the action
+// kinds. Any other string, including non-canonical spellings of the numbers,
+// yields an error wrapping ErrNotOurs. It never panics.
+func ParseActionID(s string) (Ref, error) { return parseID(s, isActionKind) }
+
+// ParseBlockID parses a block_id of a message made by Message. Ref.Kind is
+// then a block kind: "head", "who", "question", "controls" (the actions
+// block of a question, which holds its select, or with Question -1 the
+// Submit/Cancel bar), "progress", "divider", "answer" or "outcome". Any
+// other string yields an error wrapping ErrNotOurs. It never panics.
+func ParseBlockID(s string) (Ref, error) { return parseID(s, isBlockKind) }
+
+func isActionKind(k Kind) bool {
+	switch k {
+	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel:
+		return true
+	}
+	return false
+}
+
+func isBlockKind(k Kind) bool {
+	switch k {
+	case kindHead, kindWho, kindQuestion, kindControls, kindProgress, kindDivider, kindAnswer, kindOutcome:
+		return true
+	}
+	return false
+}
+
+func parseID(s string, kindOK func(Kind) bool) (Ref, error) {
+	if len(s) > maxSlackID {
+		return Ref{}, notOurs(s, "too long")
+	}
+	parts := strings.Split(s, idSep)
+	if len(parts) != 5 || parts[0] != idPrefix {
+		return Ref{}, notOurs(s, "wrong shape")
+	}
+	if !validAskID(parts[1]) {
+		return Ref{}, notOurs(s, "bad ask id")
+	}
+	rev, err1 := strconv.Atoi(parts[2])
+	q, err2 := strconv.Atoi(parts[3])
+	if err1 != nil || err2 != nil || rev < 0 || q < -1 {
+		return Ref{}, notOurs(s, "bad number")
+	}
+	r := Ref{AskID: parts[1], Rev: rev, Question: q, Kind: Kind(parts[4])}
+	if !kindOK(r.Kind) {
+		return Ref{}, notOurs(s, "unknown kind")
+	}
+	if ActionID(r) != s {
+		return Ref{}, notOurs(s, "not canonical")
+	}
+	return r, nil
+}
+
+func notOurs(s, why string) error {
+	return fmt.Errorf("%w: %s: %.64q", ErrNotOurs, why, s)
+}
+
+// validAskID reports whether id is 1–40 bytes of [A-Za-z0-9_-].
+func validAskID(id string) bool {
+	if id == "" || len(id) > maxAskID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,167 @@
+package blocks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// Callback ids of the modals.
+const (
+	CallbackOther   = "slackask_other"   // OtherModal
+	CallbackDetails = "slackask_details" // DetailsModal
+)
+
+// The block_id and action_id of OtherModal's text input.
+const (
+	CustomBlockID  = "custom"
+	CustomActionID = "text"
+)
+
+const (
+	maxCustom = 3000 // plain_text_input max_length
+	// maxModalText bounds the JSON size of the texts of a modal, well
+	// inside Slack's ~250 KB view limit.
+	maxModalText = 200_000
+)
+
+// OtherModal is the modal of the "Other…" button (or "Answer…" for a
+// question without options) of question q: the question, and a multiline
+// plain_text_input (CustomBlockID/CustomActionID, max_length 3000)
+// prefilled with the current custom text; callback_id CallbackOther, submit
+// "Submit", close "Back". privateMetadata is passed through unchanged: the
+// caller keeps it within Slack's 3000 characters. For a question index out
+// of range the modal only says so and has no submit.
+func OtherModal(v View, q int, privateMetadata string) slack.ModalViewRequest {
+	m := modal("Your answer", "Back", CallbackOther, privateMetadata)
+	if q < 0 || q >= len(v.Request.Questions) {
+		m.Blocks.BlockSet = []slack.Block{section("This question is no longer available.", "missing")}
+		return m
+	}
+	question := v.Request.Questions[q]
+	label := "Your answer"
+	if len(question.Options) > 0 {
+		m.Title, label = plain("Other answer"), "Other answer"
+	}
+	text, _ := questionText(interaction.Question{Question: question.Question, Header: question.Header}, maxSection, "")
+	input := slack.NewPlainTextInputBlockElement(plain("Type your answer"), CustomActionID)
+	input.Multiline, input.MaxLength = true, maxCustom
+	input.InitialValue = clip(progressAt(v, q).Custom, maxCustom)
+	m.Blocks.BlockSet = []slack.Block{
+		section(text, "question"),
+		slack.NewInputBlock(CustomBlockID, plain(label), nil, input),
+	}
+	m.Submit = plain("Submit")
+	return m
+}
+
+func modal(title, close, callback, privateMetadata string) slack.ModalViewRequest {
+	return slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           plain(title),
+		Close:           plain(close),
+		CallbackID:      callback,
+		PrivateMetadata: privateMetadata,
+	}
+}
+
+// CustomText returns the text typed into OtherModal from the state of its
+// view_submission, trimmed; false when it is blank or missing.
+func CustomText(state *slack.ViewState) (string, bool) {
+	if state == nil {
+		return "", false
+	}
+	s := strings.TrimSpace(state.Values[CustomBlockID][CustomActionID].Value)
+	return s, s != ""
+}
+
+// DetailsModal shows question q in full: header, question, detail (the
+// plan of a plan-review question) and, when the menu shortened any, the
+// options with their full labels and descriptions; mrkdwn sections of at
+// most 3000 characters, within 100 blocks and well inside the view size
+// limit (what does not fit is cut with a note). callback_id
+// CallbackDetails, close "Close", no submit; privateMetadata is passed
+// through unchanged (the caller keeps it within 3000 characters).
+func DetailsModal(v View, q int, privateMetadata string) slack.ModalViewRequest {
+	m := modal("Details", "Close", CallbackDetails, privateMetadata)
+	if q < 0 || q >= len(v.Request.Questions) {
+		m.Blocks.BlockSet = []slack.Block{section("This question is no longer available.", "missing")}
+		return m
+	}
+	question := v.Request.Questions[q]
+	d := &details{blocksLeft: MaxModalBlocks - 1, bytesLeft: maxModalText}
+	if h := oneLine(question.Header); h != "" {
+		d.add("*" + clipEscaped(h, 400) + "*")
+	}
+	d.addText(strings.TrimSpace(question.Question))
+	if detail := strings.TrimSpace(question.Detail); detail != "" {
+		title := "*Details*"
+		if isPlanReview(question) {
+			title = "*Plan*"
+		}
+		d.add(title)
+		d.addText(detail)
+	}
+	if _, cut := menuOptions(question); cut {
+		d.add("*Options*")
+		d.addText(optionList(question))
+	}
+	if d.cut {
+		d.blocks = append(d.blocks, section("_The rest is too long to show here._", "details-cut"))
+	}
+	m.Blocks.BlockSet = d.blocks
+	return m
+}
+
+// optionList lists every option: "• label — description".
+func optionList(q interaction.Question) string {
+	var b strings.Builder
+	for _, o := range q.Options {
+		b.WriteString("• " + oneLine(o.Label))
+		if d := oneLine(o.Description); d != "" {
+			b.WriteString(" — " + d)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// details collects the sections of DetailsModal within a budget of blocks
+// (one is kept for the note that the rest was cut) and of JSON bytes.
+type details struct {
+	blocks     []slack.Block
+	blocksLeft int
+	bytesLeft  int
+	cut        bool
+}
+
+// add appends one section of ready mrkdwn, unless out of budget.
+func (d *details) add(text string) {
+	if d.cut {
+		return
+	}
+	n := jsonLen(text)
+	if d.blocksLeft <= 0 || n > d.bytesLeft {
+		d.cut = true
+		return
+	}
+	d.blocksLeft--
+	d.bytesLeft -= n
+	d.blocks = append(d.blocks, section(text, fmt.Sprintf("details-%d", len(d.blocks))))
+}
+
+// addText escapes raw caller text and appends it in sections.
+func (d *details) addText(raw string) {
+	for _, chunk := range splitEscaped(raw, maxSection) {
+		d.add(chunk)
+	}
+}
+
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
+}

@@ -1,0 +1,206 @@
+package blocks
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// detailsNote ends a question section whose text was shortened.
+const detailsNote = "\n_Shortened: press *Details* for the full text._"
+
+// questionBlocks renders question i of a pending ask: its text, its
+// controls and, when there is something to say, its progress.
+func questionBlocks(v View, i int) []slack.Block {
+	q := v.Request.Questions[i]
+	opts, optsCut := menuOptions(q)
+	text, textCut := questionText(q, maxSection, detailsNote)
+	sec := slack.NewSectionBlock(mrkdwn(text), nil, approveAccessory(v, i),
+		slack.SectionBlockOptionBlockID(blockID(v, i, kindQuestion)))
+	out := []slack.Block{sec, controlsBlock(v, i, opts, textCut || optsCut)}
+	if p := progressBlock(v, i); p != nil {
+		out = append(out, p)
+	}
+	return out
+}
+
+// questionText renders *header*, question and detail as mrkdwn of at most
+// max units. When they do not fit, the question and the detail are
+// shortened (the detail keeping at least a third of the room when long)
+// and cutNote is appended; cut reports that.
+func questionText(q interaction.Question, max int, cutNote string) (text string, cut bool) {
+	head := ""
+	if h := oneLine(q.Header); h != "" {
+		head = "*" + clipEscaped(h, 400) + "*\n"
+	}
+	question, detail := strings.TrimSpace(q.Question), strings.TrimSpace(q.Detail)
+	label := ""
+	if isPlanReview(q) {
+		label = "*Plan:*\n"
+	}
+	sep := ""
+	if detail != "" {
+		sep = "\n\n" + label
+	}
+	eq, ed := escape(question), escape(detail)
+	if textLen(head)+textLen(eq)+textLen(sep)+textLen(ed) <= max {
+		return head + eq + sep + ed, false
+	}
+	room := max - textLen(head) - textLen(cutNote) - textLen(sep)
+	qRoom := min(textLen(eq), room-min(textLen(ed), room/3))
+	cq := clipEscaped(question, qRoom)
+	text = head + cq
+	if detail != "" {
+		text += sep + clipEscaped(detail, room-textLen(cq))
+	}
+	return text + cutNote, true
+}
+
+func isPlanReview(q interaction.Question) bool {
+	return q.Intent != nil && q.Intent.Kind == interaction.IntentPlanReview
+}
+
+// menuOptions returns the options of q for a menu: text and description
+// shortened to 75, value the option index. Texts that end up equal are
+// numbered. cut reports whether any label or description was shortened.
+func menuOptions(q interaction.Question) (opts []*slack.OptionBlockObject, cut bool) {
+	opts = make([]*slack.OptionBlockObject, len(q.Options))
+	count := map[string]int{}
+	for j, o := range q.Options {
+		label := oneLine(o.Label)
+		cut = cut || textLen(label) > maxOptionText
+		opts[j] = &slack.OptionBlockObject{Text: plain(clip(label, maxOptionText)), Value: strconv.Itoa(j)}
+		if d := oneLine(o.Description); d != "" {
+			cut = cut || textLen(d) > maxOptionText
+			opts[j].Description = plain(clip(d, maxOptionText))
+		}
+		count[opts[j].Text.Text]++
+	}
+	for j, o := range opts {
+		if count[o.Text.Text] > 1 {
+			o.Text = plain(clip(fmt.Sprintf("%d. %s", j+1, oneLine(q.Options[j].Label)), maxOptionText))
+		}
+	}
+	return opts, cut
+}
+
+// optionIndexes returns the indexes of the labels of q among its options,
+// ascending, once each; unknown labels are ignored.
+func optionIndexes(q interaction.Question, labels []string) []int {
+	idx := make(map[string]int, len(q.Options))
+	for j, o := range q.Options {
+		idx[o.Label] = j
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, l := range labels {
+		if j, ok := idx[l]; ok && !seen[j] {
+			seen[j] = true
+			out = append(out, j)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// approveAccessory is the primary button that approves a plan-review
+// question: an action of KindSelect whose value is the approve option index.
+func approveAccessory(v View, i int) *slack.Accessory {
+	q := v.Request.Questions[i]
+	if !isPlanReview(q) {
+		return nil
+	}
+	js := optionIndexes(q, []string{q.Intent.Approve})
+	if len(js) == 0 {
+		return nil
+	}
+	b := button(v, i, KindSelect, clip(oneLine(q.Options[js[0]].Label), maxOptionText))
+	b.Value = strconv.Itoa(js[0])
+	b.Style = slack.StylePrimary
+	return slack.NewAccessory(b)
+}
+
+func button(v View, q int, k Kind, text string) *slack.ButtonBlockElement {
+	return slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: q, Kind: k}), "", plain(text))
+}
+
+// controlsBlock holds the select (when q has options), "Other…" (or
+// "Answer…"), "Skip" and, when something was shortened, "Details".
+func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool) slack.Block {
+	var elems []slack.BlockElement
+	other := "Answer…"
+	if len(opts) > 0 {
+		elems = append(elems, selectElement(v, i, opts))
+		other = "Other…"
+	}
+	elems = append(elems, button(v, i, KindOther, other), button(v, i, KindSkip, "Skip"))
+	if details {
+		elems = append(elems, button(v, i, KindDetails, "Details"))
+	}
+	return slack.NewActionBlock(blockID(v, i, kindControls), elems...)
+}
+
+func selectElement(v View, i int, opts []*slack.OptionBlockObject) slack.BlockElement {
+	q := v.Request.Questions[i]
+	id := ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect})
+	var initial []*slack.OptionBlockObject
+	for _, j := range optionIndexes(q, progressAt(v, i).Selected) {
+		initial = append(initial, opts[j])
+	}
+	if q.MultiSelect {
+		m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose…"), id, opts...)
+		m.InitialOptions = initial
+		return m
+	}
+	s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose…"), id, opts...)
+	if len(initial) > 0 {
+		s.InitialOption = initial[0]
+	}
+	return s
+}
+
+// progressBlock says that question i was answered with custom text or
+// skipped; nil otherwise (a selection shows in the menu itself).
+func progressBlock(v View, i int) slack.Block {
+	p := progressAt(v, i)
+	var text string
+	switch {
+	case p.Custom != "":
+		text = "Other: " + clipEscaped(oneLine(p.Custom), maxProgressText)
+	case p.Skipped:
+		text = "Skipped"
+	default:
+		return nil
+	}
+	return slack.NewContextBlock(blockID(v, i, kindProgress), mrkdwn(text))
+}
+
+// bottomBlock holds "Submit" and "Cancel", or only "Cancel" for OneTap.
+func bottomBlock(v View) slack.Block {
+	cancel := button(v, -1, KindCancel, "Cancel")
+	cancel.Style = slack.StyleDanger
+	cancel.Confirm = cancelConfirm(len(v.Request.Questions))
+	id := blockID(v, -1, kindControls)
+	if OneTap(v.Request) {
+		return slack.NewActionBlock(id, cancel)
+	}
+	submit := button(v, -1, KindSubmit, "Submit")
+	submit.Style = slack.StylePrimary
+	return slack.NewActionBlock(id, submit, cancel)
+}
+
+func cancelConfirm(n int) *slack.ConfirmationBlockObject {
+	title, text := "Cancel this question?", "The agent will be told that you cancelled it."
+	if n > 1 {
+		title, text = "Cancel these questions?", "The agent will be told that you cancelled them."
+	}
+	return &slack.ConfirmationBlockObject{
+		Title: plain(title), Text: plain(text),
+		Confirm: plain("Yes, cancel"), Deny: plain("Keep it"), Style: slack.StyleDanger,
+	}
+}

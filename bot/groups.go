@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
+)
+
+// groupCache holds user-group members fetched with usergroups.users.list
+// for a while, so a click costs no API call.
+type groupCache struct {
+	api   *slack.Client
+	clock clock.Clock
+	ttl   time.Duration
+	mu    sync.Mutex
+	m     map[string]groupEntry
+}
+
+type groupEntry struct {
+	members []string
+	at      time.Time
+}
+
+func newGroupCache(api *slack.Client, c clock.Clock, ttl time.Duration) *groupCache {
+	return &groupCache{api: api, clock: c, ttl: ttl, m: map[string]groupEntry{}}
+}
+
+// members returns the users of group, from the cache when fresh. A failed
+// refresh falls back to stale members if there are any.
+func (g *groupCache) members(ctx context.Context, group string) ([]string, error) {
+	g.mu.Lock()
+	e, ok := g.m[group]
+	g.mu.Unlock()
+	if ok && g.clock.Now().Sub(e.at) < g.ttl {
+		return e.members, nil
+	}
+	users, err := g.api.GetUserGroupMembersContext(ctx, group)
+	if err != nil {
+		if ok {
+			return e.members, nil
+		}
+		return nil, fmt.Errorf("usergroups.users.list %s: %w", group, slackErr(err))
+	}
+	g.mu.Lock()
+	g.m[group] = groupEntry{members: users, at: g.clock.Now()}
+	g.mu.Unlock()
+	return users, nil
+}
+
+// allowed reports whether user may answer rec: anyone when the ask names
+// no responders (a DM: its recipient only); else a listed user or a member
+// of a listed group. Errors mean "could not tell"; callers refuse then.
+func (b *Bot) allowed(ctx context.Context, rec store.Record, user string) (bool, error) {
+	resp := rec.Responders
+	if len(resp) == 0 {
+		return rec.User == "" || rec.User == user, nil
+	}
+	if slices.Contains(resp, user) {
+		return true, nil
+	}
+	var firstErr error
+	for _, id := range resp {
+		if !strings.HasPrefix(id, "S") {
+			continue
+		}
+		members, err := b.groups.members(ctx, id)
+		if err != nil {
+			firstErr = err
+			continue
+		}
+		if slices.Contains(members, user) {
+			return true, nil
+		}
+	}
+	return false, firstErr
+}

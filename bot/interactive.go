@@ -1,0 +1,310 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+)
+
+// maxCustomLen bounds the "Other" text a person may send (the modal's
+// max_length; checked again here since payloads can be forged).
+const maxCustomLen = 3000
+
+// onInteractive acks the envelope at once — with validation errors for a
+// modal whose text is blank, decided without I/O — and hands the work to
+// the ask's queue.
+func (b *Bot) onInteractive(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	cb, ok := evt.Data.(slack.InteractionCallback)
+	if evt.Request == nil {
+		return
+	}
+	if !ok {
+		b.ack(sm, evt.Request, nil)
+		b.log.Warn().Str("envelope", evt.Request.EnvelopeID).Msg("interactive payload that did not parse")
+		return
+	}
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		b.ack(sm, evt.Request, nil)
+		b.onBlockActions(ctx, cb)
+	case slack.InteractionTypeViewSubmission:
+		sub, resp := b.checkSubmission(cb)
+		b.ack(sm, evt.Request, resp)
+		if sub != nil {
+			b.queue.submit(sub.meta.askID, func() { b.onCustom(ctx, cb, *sub) })
+		}
+	default: // view_closed, shortcuts, …: nothing to do
+		b.ack(sm, evt.Request, nil)
+	}
+}
+
+func (b *Bot) onBlockActions(ctx context.Context, cb slack.InteractionCallback) {
+	for _, a := range cb.ActionCallback.BlockActions {
+		if a == nil {
+			continue
+		}
+		ref, err := blocks.ParseActionID(a.ActionID)
+		if err != nil {
+			b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
+			continue
+		}
+		act := *a
+		switch ref.Kind {
+		case blocks.KindOther, blocks.KindDetails:
+			// The trigger lives ~3 s: open the modal now, outside the queue.
+			b.handlers.Go(func() { b.openModal(ctx, cb, ref) })
+		default:
+			b.queue.submit(ref.AskID, func() { b.onAction(ctx, cb, act, ref) })
+		}
+	}
+}
+
+// admit loads the ask a payload names and checks that the payload belongs
+// to it and that the person may act. On refusal it tells the person why
+// (ephemerally) and returns false.
+func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID string, fromMessage bool) (store.Record, bool) {
+	rec, err := b.store.Get(ctx, askID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			b.log.Info().Str("ask", trim(askID)).Msg("payload for an unknown ask")
+		} else {
+			b.log.Error().Err(err).Str("ask", askID).Msg("load ask")
+		}
+		return rec, false
+	}
+	if reason := b.mismatch(cb, rec, fromMessage); reason != "" {
+		b.log.Warn().Str("ask", rec.ID).Str("user", trim(cb.User.ID)).Str("reason", reason).Msg("payload does not belong to the ask")
+		return rec, false
+	}
+	if rec.Status.Ended() {
+		b.ephemeral(ctx, rec, cb.User.ID, endedText(rec))
+		return rec, false
+	}
+	ok, err := b.allowed(ctx, rec, cb.User.ID)
+	if err != nil {
+		b.log.Error().Err(err).Str("ask", rec.ID).Msg("responder check failed; refusing")
+	}
+	if !ok {
+		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, you can't answer this question. "+whoMayAnswer(rec))
+		return rec, false
+	}
+	return rec, true
+}
+
+// mismatch returns why a payload does not belong to rec, or "".
+func (b *Bot) mismatch(cb slack.InteractionCallback, rec store.Record, fromMessage bool) string {
+	switch {
+	case cb.User.ID == "":
+		return "no user"
+	case rec.TeamID != "" && cb.Team.ID != rec.TeamID:
+		return "team differs"
+	case rec.AppID != "" && cb.APIAppID != "" && cb.APIAppID != rec.AppID:
+		return "app differs"
+	case fromMessage && (cb.Container.ChannelID != rec.Channel || cb.Container.MessageTs != rec.TS || rec.TS == ""):
+		return "channel or message differs"
+	}
+	return ""
+}
+
+func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, a slack.BlockAction, ref blocks.Ref) {
+	rec, ok := b.admit(ctx, cb, ref.AskID, true)
+	if !ok {
+		return
+	}
+	by := &interaction.User{ID: cb.User.ID, Name: userName(cb.User)}
+	var err error
+	switch ref.Kind {
+	case blocks.KindSelect:
+		err = b.onSelect(ctx, rec, a, ref, by)
+	case blocks.KindSkip:
+		err = b.onProgress(ctx, rec, ref.Question, interaction.Progress{Skipped: true}, by)
+	case blocks.KindSubmit:
+		_, err = b.answer(ctx, rec.ID, by, cb.BlockActionState)
+	case blocks.KindCancel:
+		_, err = b.end(ctx, rec.ID, ending{status: interaction.StatusCancelled, by: by,
+			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(by))})
+	}
+	b.reportActionError(ctx, rec, cb.User.ID, err)
+}
+
+func (b *Bot) reportActionError(ctx context.Context, rec store.Record, user string, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, errEnded):
+		if cur, gerr := b.store.Get(ctx, rec.ID); gerr == nil {
+			b.ephemeral(ctx, cur, user, endedText(cur))
+		}
+	default:
+		b.log.Error().Err(err).Str("ask", rec.ID).Msg("action failed")
+	}
+}
+
+func (b *Bot) onSelect(ctx context.Context, rec store.Record, a slack.BlockAction, ref blocks.Ref, by *interaction.User) error {
+	if ref.Question < 0 || ref.Question >= len(rec.Questions) {
+		return fmt.Errorf("select: question %d out of range", ref.Question)
+	}
+	labels, err := blocks.LabelsFromAction(b.view(rec), ref.Question, &a)
+	if err != nil {
+		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("select with bad values")
+		return nil
+	}
+	if blocks.OneTap(rec.Request()) {
+		if len(labels) == 0 {
+			return nil
+		}
+		_, err := b.end(ctx, rec.ID, ending{status: interaction.StatusAnswered, by: by, mutate: func(r *store.Record) {
+			r.Progress = setProgress(r.Progress, len(r.Questions), ref.Question, interaction.Progress{Selected: labels})
+		}})
+		return err
+	}
+	_, err = b.store.Update(ctx, rec.ID, func(r *store.Record) error {
+		if r.Status.Ended() {
+			return errEnded
+		}
+		old := progressAt(r.Progress, ref.Question)
+		r.Progress = setProgress(r.Progress, len(r.Questions), ref.Question, interaction.Progress{Selected: labels})
+		// The person's client shows the new selection already; re-render
+		// only when the message shows something else for this question.
+		if old.Custom != "" || old.Skipped || ref.Rev != r.Rev {
+			r.Rev++
+			r.Synced = false
+		}
+		return nil
+	})
+	if err == nil {
+		b.syncer.mark(rec.ID)
+	}
+	return err
+}
+
+// onProgress records a skip or custom text; a one-question ask ends with it.
+func (b *Bot) onProgress(ctx context.Context, rec store.Record, q int, p interaction.Progress, by *interaction.User) error {
+	if q < 0 || q >= len(rec.Questions) {
+		return fmt.Errorf("progress: question %d out of range", q)
+	}
+	set := func(r *store.Record) {
+		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
+	}
+	if endsWithOneAction(rec.Request()) {
+		_, err := b.end(ctx, rec.ID, ending{status: interaction.StatusAnswered, by: by, mutate: set})
+		return err
+	}
+	_, err := b.store.Update(ctx, rec.ID, func(r *store.Record) error {
+		if r.Status.Ended() {
+			return errEnded
+		}
+		set(r)
+		r.Rev++
+		r.Synced = false
+		return nil
+	})
+	if err == nil {
+		b.syncer.mark(rec.ID)
+	}
+	return err
+}
+
+// answer ends the ask as answered with the selections of the submitting
+// payload's message state merged into the stored progress.
+func (b *Bot) answer(ctx context.Context, id string, by *interaction.User, state *slack.BlockActionStates) (store.Record, error) {
+	return b.end(ctx, id, ending{status: interaction.StatusAnswered, by: by, mutate: func(r *store.Record) {
+		sel := blocks.SelectionsFromState(b.view(*r), state)
+		for q := range r.Questions {
+			labels, ok := sel[q]
+			if !ok {
+				continue
+			}
+			old := progressAt(r.Progress, q)
+			switch {
+			case len(labels) > 0:
+				r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+			case !old.Skipped && old.Custom == "":
+				r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{})
+			}
+		}
+	}})
+}
+
+func endsWithOneAction(r interaction.Request) bool {
+	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect
+}
+
+func progressAt(ps []interaction.Progress, q int) interaction.Progress {
+	if q < len(ps) {
+		return ps[q]
+	}
+	return interaction.Progress{}
+}
+
+func setProgress(ps []interaction.Progress, n, q int, p interaction.Progress) []interaction.Progress {
+	for len(ps) < n {
+		ps = append(ps, interaction.Progress{})
+	}
+	ps[q] = p
+	return ps
+}
+
+func userName(u slack.User) string {
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.Profile.DisplayName
+}
+
+func displayName(u *interaction.User) string {
+	if u == nil {
+		return "someone"
+	}
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.ID
+}
+
+func trim(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+func endedText(r store.Record) string {
+	switch r.Status {
+	case interaction.StatusAnswered:
+		who := "someone"
+		if r.AnsweredBy != nil {
+			who = "<@" + r.AnsweredBy.ID + ">"
+		}
+		return "This question was already answered by " + who + "."
+	case interaction.StatusCancelled:
+		return "This question was cancelled."
+	case interaction.StatusExpired:
+		return "This question expired before anyone answered."
+	default:
+		return "The question was withdrawn: the asker stopped waiting."
+	}
+}
+
+func whoMayAnswer(r store.Record) string {
+	ids := r.Responders
+	if len(ids) == 0 && r.User != "" {
+		ids = []string{r.User}
+	}
+	parts := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if strings.HasPrefix(id, "S") {
+			parts = append(parts, "<!subteam^"+id+">")
+		} else {
+			parts = append(parts, "<@"+id+">")
+		}
+	}
+	return "Only " + strings.Join(parts, ", ") + " may answer."
+}

@@ -1,0 +1,119 @@
+package bot
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/interaction"
+)
+
+// viewMeta is what a modal's private_metadata carries: the ask, the
+// question and the person it was opened for, authenticated with an HMAC
+// under a key kept in the store, so a crafted view cannot answer another
+// ask or be replayed by someone else.
+type viewMeta struct {
+	askID string
+	q     int
+	user  string
+}
+
+func (b *Bot) signMeta(m viewMeta) string {
+	body := "v1:" + m.askID + ":" + strconv.Itoa(m.q) + ":" + m.user
+	mac := hmac.New(sha256.New, b.metaKey)
+	mac.Write([]byte(body))
+	return body + ":" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func (b *Bot) parseMeta(s string) (viewMeta, bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 5 || parts[0] != "v1" {
+		return viewMeta{}, false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[4])
+	if err != nil {
+		return viewMeta{}, false
+	}
+	mac := hmac.New(sha256.New, b.metaKey)
+	mac.Write([]byte(strings.Join(parts[:4], ":")))
+	if !hmac.Equal(sig, mac.Sum(nil)) {
+		return viewMeta{}, false
+	}
+	q, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return viewMeta{}, false
+	}
+	return viewMeta{askID: parts[1], q: q, user: parts[3]}, true
+}
+
+// openModal answers an "Other…" or "Details" click with views.open, right
+// away: the trigger id dies about 3 s after the click.
+func (b *Bot) openModal(ctx context.Context, cb slack.InteractionCallback, ref blocks.Ref) {
+	rec, ok := b.admit(ctx, cb, ref.AskID, true)
+	if !ok || ref.Question < 0 || ref.Question >= len(rec.Questions) {
+		return
+	}
+	meta := b.signMeta(viewMeta{askID: rec.ID, q: ref.Question, user: cb.User.ID})
+	var view slack.ModalViewRequest
+	if ref.Kind == blocks.KindDetails {
+		view = blocks.DetailsModal(b.view(rec), ref.Question, meta)
+	} else {
+		view = blocks.OtherModal(b.view(rec), ref.Question, meta)
+	}
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, view); err != nil {
+		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open failed")
+		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please press the button again.")
+	}
+}
+
+type submission struct {
+	meta viewMeta
+	text string
+}
+
+// checkSubmission decides, without I/O, what to ack a view_submission
+// with: errors for blank or overlong text, nothing otherwise. It returns
+// the submission to act on, or nil.
+func (b *Bot) checkSubmission(cb slack.InteractionCallback) (*submission, any) {
+	if cb.View.CallbackID != blocks.CallbackOther {
+		return nil, nil
+	}
+	meta, ok := b.parseMeta(cb.View.PrivateMetadata)
+	if !ok || meta.user != cb.User.ID {
+		b.log.Warn().Str("user", trim(cb.User.ID)).Msg("view submission with forged or foreign metadata")
+		return nil, viewErrors("This form is not valid any more. Close it and press the button in the message again.")
+	}
+	text, ok := blocks.CustomText(cb.View.State)
+	if !ok {
+		return nil, viewErrors("Type an answer, or press Back.")
+	}
+	if n := utf8.RuneCountInString(text); n > maxCustomLen {
+		return nil, viewErrors(fmt.Sprintf("The answer is %d characters long; the limit is %d.", n, maxCustomLen))
+	}
+	return &submission{meta: meta, text: text}, nil
+}
+
+func viewErrors(msg string) *slack.ViewSubmissionResponse {
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.CustomBlockID: msg})
+}
+
+func (b *Bot) onCustom(ctx context.Context, cb slack.InteractionCallback, sub submission) {
+	rec, ok := b.admit(ctx, cb, sub.meta.askID, false)
+	if !ok {
+		return
+	}
+	by := &interaction.User{ID: cb.User.ID, Name: userName(cb.User)}
+	err := b.onProgress(ctx, rec, sub.meta.q, interaction.Progress{Custom: sub.text}, by)
+	b.reportActionError(ctx, rec, cb.User.ID, err)
+}

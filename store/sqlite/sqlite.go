@@ -1,0 +1,626 @@
+// Package sqlite is slackask's default, durable store.Store: one SQLite file
+// (modernc.org/sqlite, pure Go, no cgo) in WAL mode.
+//
+// # Layout
+//
+// Each ask is one row of the asks table: the whole store.Record as JSON, plus
+// copies of the fields that are queried (status, created_at, ended_at,
+// idempotency_key, synced, remind_at, version) in indexed columns. Times are
+// integer unix nanoseconds, so sub-second precision round-trips and the
+// columns sort. Secrets live in the secrets table. The schema is created and
+// upgraded by the numbered SQL files embedded from migrations/, tracked in
+// PRAGMA user_version; a file written by a newer slackask is refused.
+//
+// # Concurrency
+//
+// Writes go through a single connection, so writers in one process queue
+// behind each other instead of failing with SQLITE_BUSY; every state change
+// is one transaction started with BEGIN IMMEDIATE, which takes the write lock
+// up front and so also serialises writers in other processes (who wait up to
+// the busy timeout). Update reads the row, calls fn and writes it back with a
+// compare-and-set on the version inside that transaction. Reads use a
+// separate, read-only pool and, thanks to WAL, never wait for a writer.
+//
+// # Durability
+//
+// A call returns only after its transaction committed. The default is
+// PRAGMA synchronous=NORMAL, which in WAL mode writes every commit to the WAL
+// file before returning but syncs it to disk only at checkpoints: a killed
+// process (kill -9, panic, OOM) loses nothing that was acknowledged, while an
+// operating-system crash or power cut may lose the last few commits (the file
+// stays consistent either way). WithSynchronousFull syncs the WAL on every
+// commit as well, closing that window at the cost of one fsync per write.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+)
+
+// Option changes how Open opens the database.
+type Option func(*options)
+
+type options struct {
+	busyTimeout time.Duration
+	syncFull    bool
+	maxReaders  int
+}
+
+// WithBusyTimeout sets how long a statement waits for a lock held by another
+// process before it fails (default 5s). Writers of this process never wait
+// on each other through this timeout: they queue for the write connection.
+func WithBusyTimeout(d time.Duration) Option {
+	return func(o *options) { o.busyTimeout = d }
+}
+
+// WithSynchronousFull sets PRAGMA synchronous=FULL: every commit is synced
+// to disk, so that acknowledged writes survive a power cut too. The default,
+// NORMAL, already survives the process being killed.
+func WithSynchronousFull() Option {
+	return func(o *options) { o.syncFull = true }
+}
+
+// WithMaxReadConns sets the size of the read pool (default 4).
+func WithMaxReadConns(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxReaders = n
+		}
+	}
+}
+
+// Store is a store.Store on one SQLite file. It is safe for concurrent use.
+type Store struct {
+	path   string
+	w      *sql.DB // exactly one connection: every write, in order
+	r      *sql.DB // read-only pool
+	st     statements
+	closed atomic.Bool
+}
+
+// statements are prepared once: parsing SQL costs as much as running it.
+// The w* ones belong to the write connection, the r* ones to the read pool.
+type statements struct {
+	wByID, wByKey, wExists, wInsert, wUpdate, wDelete, wPrune *sql.Stmt
+	wSecretInsert, wSecret                                    *sql.Stmt
+	rByID, rPending, rSecret                                  *sql.Stmt
+}
+
+const (
+	selectRecord = "SELECT id, version, record FROM asks "
+	selectSecret = "SELECT value FROM secrets WHERE name = ?"
+)
+
+func (s *Store) prepare(ctx context.Context) error {
+	var errs []error
+	prep := func(db *sql.DB, q string) *sql.Stmt {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prepare %q: %w", q, err))
+		}
+		return st
+	}
+	s.st = statements{
+		wByID:   prep(s.w, selectRecord+"WHERE id = ?"),
+		wByKey:  prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
+		wExists: prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
+		wInsert: prep(s.w, `INSERT INTO asks
+			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, version, record)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		wUpdate: prep(s.w, `UPDATE asks SET
+			status = ?, created_at = ?, ended_at = ?, synced = ?, remind_at = ?, version = ?, record = ?
+			WHERE id = ? AND version = ?`),
+		wDelete: prep(s.w, "DELETE FROM asks WHERE id = ?"),
+		wPrune:  prep(s.w, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < ?"),
+		// Another writer may have created the secret since it was looked
+		// up: the first one wins.
+		wSecretInsert: prep(s.w, "INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING"),
+		wSecret:       prep(s.w, selectSecret),
+		rByID:         prep(s.r, selectRecord+"WHERE id = ?"),
+		rPending:      prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
+		rSecret:       prep(s.r, selectSecret),
+	}
+	return errors.Join(errs...)
+}
+
+func (st *statements) close() {
+	for _, s := range []*sql.Stmt{
+		st.wByID, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wDelete, st.wPrune,
+		st.wSecretInsert, st.wSecret, st.rByID, st.rPending, st.rSecret,
+	} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the database at path, creating the file if needed, and brings
+// its schema up to date. The path is a file name, not a URI; ":memory:" is
+// refused (use store/memory). A file whose schema is newer than this build
+// knows fails with an error matching ErrSchemaTooNew; a SQLite file that is
+// not a slackask database fails with ErrNotSlackask.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{busyTimeout: 5 * time.Second, maxReaders: 4}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	op := fmt.Sprintf("sqlite open %s", path)
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, wrap(ctx, op, errors.New("want the path of a database file (for a store in memory, use store/memory)"))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	busy := strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)
+	syncMode := "NORMAL"
+	if o.syncFull {
+		syncMode = "FULL"
+	}
+	w, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_busy_timeout": {busy},
+		"_foreign_keys": {"1"},
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {syncMode},
+		"_txlock":       {"immediate"}, // BeginTx issues BEGIN IMMEDIATE
+	}))
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		_ = w.Close()
+		return nil, wrap(ctx, op, err)
+	}
+	r, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_busy_timeout": {busy},
+		"_query_only":   {"1"},
+	}))
+	if err != nil {
+		_ = w.Close()
+		return nil, wrap(ctx, op, err)
+	}
+	r.SetMaxOpenConns(o.maxReaders)
+	r.SetMaxIdleConns(o.maxReaders)
+	s := &Store{path: abs, w: w, r: r}
+	if err := s.prepare(ctx); err != nil {
+		s.st.close()
+		_ = r.Close()
+		_ = w.Close()
+		return nil, wrap(ctx, op, err)
+	}
+	return s, nil
+}
+
+// dsn is a file: URI for modernc.org/sqlite: the path escaped, the driver's
+// parameters in the query.
+func dsn(abs string, q url.Values) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+var errClosed = interaction.Errorf(interaction.Internal, "sqlite store: closed")
+
+// dbError is a database failure: an INTERNAL *interaction.Error that keeps
+// its cause in the chain.
+type dbError struct {
+	coded *interaction.Error
+	cause error
+}
+
+func (e *dbError) Error() string   { return e.coded.Error() }
+func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
+
+func internal(cause error, format string, args ...any) error {
+	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
+}
+
+// wrap names the operation in err. store.ErrExists and coded errors (among
+// them store.ErrNotFound) pass as they are, a done context gives its own
+// error, and anything else becomes an INTERNAL *interaction.Error.
+func wrap(ctx context.Context, op string, err error) error {
+	var coded *interaction.Error
+	switch {
+	case errors.Is(err, store.ErrExists), errors.As(err, &coded):
+	case ctx.Err() != nil:
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+	default:
+		err = internal(err, "%v", err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// check fails calls on a closed store and with a done context.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed
+	}
+	return ctx.Err()
+}
+
+// write runs fn in one transaction on the write connection (BEGIN
+// IMMEDIATE) and commits when fn returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRecord reads one row of selectRecord. A row whose JSON does not decode
+// is an INTERNAL error, never a panic.
+func scanRecord(sc scanner) (store.Record, error) {
+	var (
+		id      string
+		version int64
+		data    []byte
+	)
+	if err := sc.Scan(&id, &version, &data); err != nil {
+		return store.Record{}, err
+	}
+	var r store.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return store.Record{}, internal(err, "corrupt record %q: %v", id, err)
+	}
+	if r.ID != id {
+		return store.Record{}, internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+	}
+	r.Version = version
+	return r, nil
+}
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// nanos is t in unix nanoseconds, clamped to what an int64 holds (years
+// 1678–2262), so that the zero time sorts first.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+func nullNanos(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return nanos(*t)
+}
+
+func nullZeroNanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return nanos(t)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func encode(r store.Record) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", internal(err, "encode record %q: %v", r.ID, err)
+	}
+	return string(b), nil
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
+	op := fmt.Sprintf("sqlite create %q", r.ID)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, false, wrap(ctx, op, err)
+	}
+	r = store.Clone(r)
+	r.Version = 1
+	data, err := encode(r)
+	if err != nil {
+		return store.Record{}, false, wrap(ctx, op, err)
+	}
+	var (
+		existing store.Record
+		found    bool
+	)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if r.IdempotencyKey != "" {
+			rec, err := scanRecord(tx.StmtContext(ctx, s.st.wByKey).QueryRowContext(ctx, r.IdempotencyKey))
+			switch {
+			case err == nil:
+				existing, found = rec, true
+				return nil
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		var one int
+		switch err := tx.StmtContext(ctx, s.st.wExists).QueryRowContext(ctx, r.ID).Scan(&one); {
+		case err == nil:
+			return store.ErrExists
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		_, err := tx.StmtContext(ctx, s.st.wInsert).ExecContext(ctx,
+			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
+			boolInt(r.Synced), nullZeroNanos(r.RemindAt), r.Version, data)
+		return err
+	})
+	if err != nil {
+		return store.Record{}, false, wrap(ctx, op, err)
+	}
+	if found {
+		return existing, false, nil
+	}
+	return r, true, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
+	op := fmt.Sprintf("sqlite get %q", id)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	r, err := scanRecord(s.st.rByID.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	return r, nil
+}
+
+// Update implements store.Store. fn runs inside the write transaction: it
+// must not call the store's write methods (they would wait for it), and it
+// holds up every other writer while it runs.
+func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
+	op := fmt.Sprintf("sqlite update %q", id)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	var (
+		out   store.Record
+		fnErr error
+	)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		cur, err := scanRecord(tx.StmtContext(ctx, s.st.wByID).QueryRowContext(ctx, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		next := cur // freshly decoded: shares nothing with anyone
+		if err := fn(&next); err != nil {
+			fnErr = err
+			return err
+		}
+		next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
+		next.Version = cur.Version + 1
+		data, err := encode(next)
+		if err != nil {
+			return err
+		}
+		res, err := tx.StmtContext(ctx, s.st.wUpdate).ExecContext(ctx,
+			string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
+			nullZeroNanos(next.RemindAt), next.Version, data, id, cur.Version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
+		}
+		// fn may keep the pointer it was given: return a copy of our own.
+		out = store.Clone(next)
+		return nil
+	})
+	if fnErr != nil {
+		return store.Record{}, fnErr
+	}
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	return out, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	op := fmt.Sprintf("sqlite delete %q", id)
+	if err := s.check(ctx); err != nil {
+		return wrap(ctx, op, err)
+	}
+	res, err := s.st.wDelete.ExecContext(ctx, id)
+	if err != nil {
+		return wrap(ctx, op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrap(ctx, op, err)
+	}
+	if n == 0 {
+		return wrap(ctx, op, store.ErrNotFound)
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
+	const op = "sqlite list"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	if !f.Before.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, nanos(f.Before))
+	}
+	if f.Unsynced {
+		where = append(where, "synced = 0 AND status <> 'pending'")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := selectRecord
+	if len(where) > 0 {
+		q += "WHERE " + strings.Join(where, " AND ") + " "
+	}
+	q += "ORDER BY created_at DESC, id DESC LIMIT ?"
+	rows, err := s.r.QueryContext(ctx, q, append(args, limit)...)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rs, err := scanRecords(rows)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	return rs, nil
+}
+
+// Pending implements store.Store.
+func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
+	const op = "sqlite pending"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rows, err := s.st.rPending.QueryContext(ctx)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rs, err := scanRecords(rows)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	return rs, nil
+}
+
+func scanRecords(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Prune implements store.Store.
+func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
+	const op = "sqlite prune"
+	if err := s.check(ctx); err != nil {
+		return 0, wrap(ctx, op, err)
+	}
+	res, err := s.st.wPrune.ExecContext(ctx, nanos(t))
+	if err != nil {
+		return 0, wrap(ctx, op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, wrap(ctx, op, err)
+	}
+	return int(n), nil
+}
+
+// secretLen is the size of every secret.
+const secretLen = 32
+
+// Secret implements store.Store.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	op := fmt.Sprintf("sqlite secret %q", name)
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	var k []byte
+	err := s.st.rSecret.QueryRowContext(ctx, name).Scan(&k)
+	if errors.Is(err, sql.ErrNoRows) {
+		fresh := make([]byte, secretLen)
+		_, _ = rand.Read(fresh) // never fails (crypto/rand)
+		err = s.write(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.StmtContext(ctx, s.st.wSecretInsert).ExecContext(ctx, name, fresh, time.Now().UnixNano()); err != nil {
+				return err
+			}
+			return tx.StmtContext(ctx, s.st.wSecret).QueryRowContext(ctx, name).Scan(&k)
+		})
+	}
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	if len(k) != secretLen {
+		return nil, wrap(ctx, op, internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
+	}
+	return k, nil
+}
+
+// Close closes the database; calls after Close fail. A second Close does
+// nothing.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.st.close()
+	// The write connection closes last: as the last connection it
+	// checkpoints the WAL into the database file.
+	if err := errors.Join(s.r.Close(), s.w.Close()); err != nil {
+		return wrap(context.Background(), "sqlite close", err)
+	}
+	return nil
+}

@@ -1,0 +1,412 @@
+package sqlite
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func openAt(t testing.TB, path string, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func tempPath(t testing.TB) string { return filepath.Join(t.TempDir(), "slackask.db") }
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openAt(t, tempPath(t)) })
+}
+
+func TestConformanceSynchronousFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openAt(t, tempPath(t), WithSynchronousFull(), WithMaxReadConns(1))
+	})
+}
+
+func TestDurable(t *testing.T) {
+	storetest.RunDurable(t, func(t *testing.T, path string) store.Store { return openAt(t, path) })
+}
+
+// rawDB opens the file with no help from this package.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func pragma(t *testing.T, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, name string) string {
+	t.Helper()
+	var v string
+	if err := db.QueryRowContext(t.Context(), "PRAGMA "+name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestOpenSettings(t *testing.T) {
+	s := openAt(t, tempPath(t))
+	conn, err := s.w.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for name, want := range map[string]string{
+		"journal_mode": "wal",
+		"synchronous":  "1", // NORMAL
+		"foreign_keys": "1",
+		"busy_timeout": "5000",
+		"user_version": "1",
+	} {
+		if got := pragma(t, conn, name); got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", name, got, want)
+		}
+	}
+	if got := pragma(t, s.r, "query_only"); got != "1" {
+		t.Errorf("read pool: query_only = %s, want 1", got)
+	}
+	full := openAt(t, tempPath(t), WithSynchronousFull(), WithBusyTimeout(time.Second))
+	if got := pragma(t, full.w, "synchronous"); got != "2" {
+		t.Errorf("WithSynchronousFull: synchronous = %s, want 2", got)
+	}
+	if got := pragma(t, full.w, "busy_timeout"); got != "1000" {
+		t.Errorf("WithBusyTimeout: busy_timeout = %s, want 1000", got)
+	}
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	ctx := t.Context()
+	path := tempPath(t)
+	s := openAt(t, path)
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	schema := func() string {
+		var all string
+		rows, err := s.r.QueryContext(ctx, "SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			all += line + "\n"
+		}
+		return all
+	}
+	before := schema()
+	// Migrating an up-to-date database changes nothing and keeps the data.
+	for range 2 {
+		if err := migrate(ctx, s.w); err != nil {
+			t.Fatalf("migrate again: %v", err)
+		}
+	}
+	if after := schema(); after != before {
+		t.Errorf("schema changed by a second migration:\n%s\nvs\n%s", before, after)
+	}
+	if _, err := s.Get(ctx, "a"); err != nil {
+		t.Errorf("record lost: %v", err)
+	}
+	// So does reopening.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path)
+	if _, err := s.Get(ctx, "a"); err != nil {
+		t.Errorf("record lost across reopen: %v", err)
+	}
+	if got, want := pragma(t, s.r, "user_version"), "1"; got != want || SchemaVersion() != 1 {
+		t.Errorf("user_version %s, SchemaVersion %d; want 1", got, SchemaVersion())
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	path := tempPath(t)
+	s := openAt(t, path)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawDB(t, path).ExecContext(t.Context(), "PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(t.Context(), path)
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open of a newer schema: err = %v, want ErrSchemaTooNew", err)
+	}
+	if interaction.ErrorCode(err) != interaction.Internal {
+		t.Errorf("code %s, want INTERNAL", interaction.ErrorCode(err))
+	}
+	t.Log(err)
+}
+
+func TestRefusesForeignDatabase(t *testing.T) {
+	path := tempPath(t)
+	if _, err := rawDB(t, path).ExecContext(t.Context(), "CREATE TABLE other (x)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.Context(), path); !errors.Is(err, ErrNotSlackask) {
+		t.Fatalf("Open of another program's database: err = %v, want ErrNotSlackask", err)
+	}
+}
+
+func TestOpenBadPath(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "file:x.db", filepath.Join(t.TempDir(), "missing-dir", "x.db")} {
+		if s, err := Open(t.Context(), p); err == nil {
+			_ = s.Close()
+			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+	// A path that needs escaping in a URI works.
+	dir := filepath.Join(t.TempDir(), "a dir?#%")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, filepath.Join(dir, "x y.db"))
+	if _, err := os.Stat(filepath.Join(dir, "x y.db")); err != nil {
+		t.Errorf("database not at the given path: %v", err)
+	}
+	if _, err := s.Secret(t.Context(), "k"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReadMigrations(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil || len(ms) == 0 || ms[0].name != "0001_init.sql" {
+		t.Fatalf("embedded migrations: %v, %v", ms, err)
+	}
+	for _, bad := range []fstest.MapFS{
+		{"m/0002_b.sql": {Data: []byte("")}},
+		{"m/0001_a.sql": {}, "m/0003_c.sql": {}},
+		{"m/init.sql": {}},
+		{},
+	} {
+		if _, err := readMigrations(bad, "m"); err == nil {
+			t.Errorf("readMigrations accepted %v", bad)
+		}
+	}
+}
+
+func TestCorruptRow(t *testing.T) {
+	ctx := t.Context()
+	path := tempPath(t)
+	s := openAt(t, path)
+	for _, id := range []string{"good", "bad", "wrong-id"} {
+		if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Break two rows behind the store's back (through its own write
+	// connection, which is allowed to write).
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "bad", "status": ' WHERE id = 'bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "other"}' WHERE id = 'wrong-id'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"bad", "wrong-id"} {
+		_, err := s.Get(ctx, id)
+		if err == nil || interaction.ErrorCode(err) != interaction.Internal {
+			t.Errorf("Get(%s) of a corrupt row: err = %v, want INTERNAL", id, err)
+		}
+		called := false
+		if _, err := s.Update(ctx, id, func(*store.Record) error { called = true; return nil }); interaction.ErrorCode(err) != interaction.Internal || called {
+			t.Errorf("Update(%s) of a corrupt row: err = %v, fn called %v", id, err, called)
+		}
+	}
+	if _, err := s.Pending(ctx); interaction.ErrorCode(err) != interaction.Internal {
+		t.Errorf("Pending with a corrupt row: err = %v, want INTERNAL", err)
+	}
+	if _, err := s.Get(ctx, "good"); err != nil {
+		t.Errorf("Get of a good row: %v", err)
+	}
+	// Deleting the corrupt row repairs the store.
+	for _, id := range []string{"bad", "wrong-id"} {
+		if err := s.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs, err := s.Pending(ctx); err != nil || len(rs) != 1 {
+		t.Errorf("Pending after repair = %d, %v", len(rs), err)
+	}
+}
+
+func TestErrorsNameTheOperation(t *testing.T) {
+	s := openAt(t, tempPath(t))
+	_, err := s.Update(t.Context(), "x1", func(*store.Record) error { return nil })
+	if err == nil || err.Error() != `sqlite update "x1": NOT_FOUND: store: no such ask` {
+		t.Errorf("Update(unknown) = %v", err)
+	}
+	_ = s.Close()
+	_, err = s.Get(t.Context(), "x1")
+	if err == nil || err.Error() != `sqlite get "x1": INTERNAL: sqlite store: closed` || interaction.ErrorCode(err) != interaction.Internal {
+		t.Errorf("Get after Close = %v", err)
+	}
+}
+
+// TestTwoProcesses has two Stores on one file, as two processes would: a
+// writer in each never fails with SQLITE_BUSY and nothing is lost.
+func TestTwoStoresOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := tempPath(t)
+	a, b := openAt(t, path), openAt(t, path)
+	if _, _, err := a.Create(ctx, store.Record{Ask: interaction.Ask{ID: "x", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			if _, err := s.Update(ctx, "x", func(r *store.Record) error { r.Rev++; return nil }); err != nil {
+				t.Errorf("Update: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if r, err := b.Get(ctx, "x"); err != nil || r.Rev != n || r.Version != n+1 {
+		t.Errorf("after %d updates through two stores: rev %d version %d, %v", n, r.Rev, r.Version, err)
+	}
+	ka, err := a.Secret(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kb, err := b.Secret(ctx, "k"); err != nil || string(ka) != string(kb) {
+		t.Errorf("two stores on one file disagree on a secret (%v)", err)
+	}
+}
+
+// TestReadsDoNotWaitForWriter: a Get runs while an Update's fn holds the
+// write transaction.
+func TestReadsDoNotWaitForWriter(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, tempPath(t))
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "x", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Update(ctx, "x", func(r *store.Record) error {
+		got, err := s.Get(ctx, "x")
+		if err != nil || got.Version != 1 {
+			t.Errorf("Get inside Update = version %d, %v; want the committed version 1", got.Version, err)
+		}
+		r.TS = "1.1"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKill9LosesNothingAcknowledged runs a writer in a child process, kills
+// it with SIGKILL in mid-stream and checks that every write it reported as
+// done is in the file.
+func TestKill9LosesNothingAcknowledged(t *testing.T) {
+	if path := os.Getenv("SLACKASK_SQLITE_CHILD"); path != "" {
+		killChild(path)
+		return
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	path := tempPath(t)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestKill9LosesNothingAcknowledged$")
+	cmd.Env = append(os.Environ(), "SLACKASK_SQLITE_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && len(acked) < 300 {
+		if id, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
+			acked = append(acked, id)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if len(acked) < 300 {
+		t.Fatalf("the child acknowledged only %d writes", len(acked))
+	}
+	s := openAt(t, path)
+	ctx := t.Context()
+	for _, ack := range acked {
+		id, step, _ := strings.Cut(ack, " ")
+		r, err := s.Get(ctx, id)
+		if err != nil {
+			t.Errorf("acknowledged %s lost: %v", ack, err)
+			continue
+		}
+		if step == "answered" && r.Status != interaction.StatusAnswered {
+			t.Errorf("acknowledged %s lost: status %s", ack, r.Status)
+		}
+	}
+}
+
+// killChild creates and answers asks until it is killed, printing each one
+// that returned.
+func killChild(path string) {
+	ctx := context.Background()
+	s, err := Open(ctx, path)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("ask-%06d", i)
+		if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+			fmt.Println("create:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ack", id, "created")
+		if i%2 == 0 {
+			if _, err := s.Update(ctx, id, func(r *store.Record) error { r.Status = interaction.StatusAnswered; return nil }); err != nil {
+				fmt.Println("update:", err)
+				os.Exit(1)
+			}
+			fmt.Println("ack", id, "answered")
+		}
+	}
+}
