@@ -213,9 +213,20 @@ func (b *Bot) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 // Withdraw implements interaction.AskService: the caller takes the ask
 // back; it ends as aborted and the message says so.
 func (b *Bot) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
+	return b.WithdrawWithNote(ctx, id, "")
+}
+
+// WithdrawWithNote implements interaction.NoteWithdrawer: Withdraw, with a
+// note for the message saying why (e.g. "answered elsewhere").
+func (b *Bot) WithdrawWithNote(ctx context.Context, id, note string) (interaction.Ask, error) {
+	msg := "the caller withdrew the question"
+	if note != "" {
+		msg += ": " + note
+	}
 	rec, err := b.end(ctx, id, ending{
 		status: interaction.StatusAborted,
-		err:    interaction.Errorf(interaction.AskAborted, "the caller withdrew the question"),
+		err:    interaction.Errorf(interaction.AskAborted, "%s", msg),
+		note:   note,
 	})
 	if errors.Is(err, errEnded) {
 		return rec.Ask, nil

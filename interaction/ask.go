@@ -120,3 +120,10 @@ type AskService interface {
 	// List returns asks newest first.
 	List(ctx context.Context, f ListFilter) ([]Ask, error)
 }
+
+// NoteWithdrawer is implemented by AskServices that can say why an ask
+// was withdrawn, e.g. "answered elsewhere". The note is shown on the ended
+// message. Errors as for Withdraw.
+type NoteWithdrawer interface {
+	WithdrawWithNote(ctx context.Context, id, note string) (Ask, error)
+}
