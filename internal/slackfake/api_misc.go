@@ -1,0 +1,84 @@
+package slackfake
+
+import (
+	"slices"
+	"strings"
+)
+
+func (s *Server) authTest(r *apiRequest) reply {
+	out := map[string]any{
+		"url":     "https://" + teamDomain + ".slack.com/",
+		"team":    "Fake Workspace",
+		"team_id": s.cfg.TeamID,
+	}
+	if r.token == s.cfg.BotToken {
+		out["user"] = s.ws.users[s.cfg.BotUserID].Name
+		out["user_id"] = s.cfg.BotUserID
+		out["bot_id"] = botID
+	} else {
+		out["app_id"] = s.cfg.AppID
+	}
+	return okReply(out)
+}
+
+func (s *Server) conversationsOpen(r *apiRequest) reply {
+	var ch *channel
+	switch users := strings.Split(r.str("users"), ","); {
+	case r.str("channel") != "":
+		ch = s.ws.resolveChannel(r.str("channel"))
+		if ch == nil {
+			return errReply("channel_not_found")
+		}
+	case r.str("users") == "":
+		return errReply("users_list_not_supplied")
+	case len(users) > 1:
+		s.logf("conversations.open: group DMs (%d users) are not modelled", len(users))
+		return errReply("not_implemented")
+	default:
+		u := s.ws.users[strings.TrimSpace(users[0])]
+		if u == nil || u.IsBot {
+			return errReply("user_not_found")
+		}
+		ch = s.ws.dm(u.ID)
+	}
+	already := ch.Opened
+	ch.Opened = true
+	return okReply(map[string]any{"channel": s.wireChannel(ch), "already_open": already, "no_op": already})
+}
+
+func (s *Server) wireChannel(ch *channel) map[string]any {
+	out := map[string]any{"id": ch.ID, "created": 1700000000}
+	if ch.IsIM {
+		out["is_im"] = true
+		out["user"] = ch.User
+		out["is_open"] = true
+	} else {
+		out["name"] = ch.Name
+		out["is_channel"] = true
+	}
+	return out
+}
+
+func (s *Server) usersInfo(r *apiRequest) reply {
+	u := s.ws.users[r.str("user")]
+	if u == nil {
+		return errReply("user_not_found")
+	}
+	return okReply(map[string]any{"user": s.wireUser(u)})
+}
+
+func (s *Server) wireUser(u *user) map[string]any {
+	return map[string]any{
+		"id": u.ID, "team_id": s.cfg.TeamID, "name": u.Name, "real_name": u.Name,
+		"deleted": false, "is_bot": u.IsBot, "tz": "UTC", "tz_offset": 0,
+		"profile": map[string]any{"real_name": u.Name, "display_name": u.Name, "team": s.cfg.TeamID},
+	}
+}
+
+func (s *Server) usergroupsUsersList(r *apiRequest) reply {
+	users, ok := s.ws.groups[r.str("usergroup")]
+	if !ok {
+		return errReply("no_such_subteam")
+	}
+	return okReply(map[string]any{"users": append([]string{}, slices.Clone(users)...)})
+}

@@ -1,0 +1,28 @@
+// Package slackfake is an in-process stand-in for Slack, faithful enough to
+// run the real slack-go client (Web API and Socket Mode) against it in tests.
+//
+// A Server answers the Web API methods a Socket Mode bot uses (chat.*,
+// views.*, conversations.open, users.info, usergroups.users.list, auth.test,
+// apps.connections.open), checks Block Kit payloads against Slack's limits the
+// way Slack does (invalid_blocks with json-pointer messages), serves Socket
+// Mode WebSockets (hello, pings, envelopes, acks, disconnect) and lets a test
+// play a person: a Person keeps the client-side state of each message and
+// modal exactly as a Slack client does and sends block_actions,
+// view_submission and view_closed payloads built the way Slack builds them.
+//
+// Typical use:
+//
+//	srv, _ := slackfake.New(slackfake.Config{})
+//	defer srv.Close()
+//	srv.AddUser("U1", "alice")
+//	srv.AddChannel("C1", "general")
+//	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(srv.APIURL()))
+//	go socketmode.New(api).RunContext(ctx) // the bot under test
+//	_ = srv.WaitConnected(ctx, 1)
+//	// … the bot posts a question; then:
+//	msgs := srv.Messages("C1")
+//	_, err := srv.Person("U1").Select(ctx, "C1", msgs[0].TS, slackfake.ByActionPrefix("ask1:"), "Blue")
+//
+// The package itself imports only the standard library and
+// gorilla/websocket; its tests use slack-go and goleak.
+package slackfake
