@@ -110,7 +110,7 @@ func (b *Bot) newRecord(in interaction.AskInput) (store.Record, error) {
 			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
 		},
 		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
-		TeamID: b.teamID, AppID: b.appID, Rev: 1,
+		TeamID: b.teamID, AppID: b.appIDNow(), Rev: 1,
 		Progress: make([]interaction.Progress, len(in.Questions)),
 	}
 	if len(rec.Responders) == 0 && in.User == "" {

@@ -55,7 +55,7 @@ type Bot struct {
 	clock  clock.Clock
 	log    zerolog.Logger
 	teamID string
-	appID  string
+	appID  atomic.Pointer[string] // from Socket Mode's hello
 	botID  string
 
 	connected atomic.Bool
@@ -110,7 +110,6 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("bot run: auth.test: %w", slackErr(err))
 	}
 	b.teamID, b.botID = auth.TeamID, auth.BotID
-	b.appID = auth.BotID
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.started.Store(true)
@@ -152,7 +151,13 @@ func (b *Bot) loop(ctx context.Context, sm *socketmode.Client, runErr chan error
 
 func (b *Bot) onEvent(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
 	switch evt.Type {
-	case socketmode.EventTypeHello, socketmode.EventTypeConnected:
+	case socketmode.EventTypeHello:
+		b.connected.Store(true)
+		if evt.Request != nil && evt.Request.ConnectionInfo.AppID != "" {
+			id := evt.Request.ConnectionInfo.AppID
+			b.appID.Store(&id)
+		}
+	case socketmode.EventTypeConnected:
 		b.connected.Store(true)
 	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
 		b.connected.Store(false)
@@ -192,6 +197,14 @@ func (b *Bot) Ready(context.Context) error {
 // messages updated since start.
 func (b *Bot) Counters() (envelopes, posts, updates int64) {
 	return b.stats.Envelopes.Load(), b.stats.Posts.Load(), b.stats.Updates.Load()
+}
+
+// appIDNow returns the app id Slack announced, or "" before the first hello.
+func (b *Bot) appIDNow() string {
+	if p := b.appID.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (b *Bot) now() time.Time { return b.clock.Now().UTC() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -71,7 +72,7 @@ func (b *Bot) onBlockActions(ctx context.Context, cb slack.InteractionCallback) 
 // to it and that the person may act. On refusal it tells the person why
 // (ephemerally) and returns false.
 func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID string, fromMessage bool) (store.Record, bool) {
-	rec, err := b.store.Get(ctx, askID)
+	rec, err := b.loadPosted(ctx, askID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			b.log.Info().Str("ask", trim(askID)).Msg("payload for an unknown ask")
@@ -97,6 +98,24 @@ func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID str
 		return rec, false
 	}
 	return rec, true
+}
+
+// loadPosted loads an ask. A click can beat the store: Slack shows the
+// message before chat.postMessage has returned its ts to us, so a pending
+// ask without a ts is re-read for a moment before the payload is judged.
+func (b *Bot) loadPosted(ctx context.Context, id string) (store.Record, error) {
+	rec, err := b.store.Get(ctx, id)
+	for i := 0; err == nil && rec.TS == "" && rec.Status == interaction.StatusPending && i < 40; i++ {
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rec, ctx.Err()
+		case <-t.C:
+		}
+		rec, err = b.store.Get(ctx, id)
+	}
+	return rec, err
 }
 
 // mismatch returns why a payload does not belong to rec, or "".

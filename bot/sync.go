@@ -19,6 +19,7 @@ type syncer struct {
 	b        *Bot
 	mu       sync.Mutex
 	ctx      context.Context // set by run; nil before
+	stopped  bool            // set by run once ctx ended: no new updates
 	inflight map[string]bool
 	dirty    map[string]bool
 	wg       sync.WaitGroup
@@ -42,6 +43,9 @@ func (s *syncer) run(ctx context.Context) {
 		s.mark(id)
 	}
 	<-ctx.Done()
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
 	s.wg.Wait()
 }
 
@@ -53,7 +57,7 @@ func (s *syncer) mark(id string) {
 		s.dirty[id] = true
 		return
 	}
-	if s.ctx.Err() != nil {
+	if s.stopped || s.ctx.Err() != nil {
 		return // stopping: the record stays unsynced and is updated at the next start
 	}
 	s.inflight[id] = true

@@ -1,6 +1,7 @@
 package interaction
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -63,7 +64,7 @@ func (a AnswerItem) MarshalJSON() ([]byte, error) {
 	if a.Selected == nil {
 		a.Selected = []string{}
 	}
-	return json.Marshal(plain(a))
+	return marshalNoEscape(plain(a))
 }
 
 // Skipped reports whether the item answers nothing.
@@ -80,7 +81,19 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 	if a.Answers == nil {
 		a.Answers = []AnswerItem{}
 	}
-	return json.Marshal(plain(a))
+	return marshalNoEscape(plain(a))
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, so answers read
+// "<" and "&" as typed; an outer json.Marshal may still escape them.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration

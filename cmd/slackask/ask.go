@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/slackask/slackask/client"
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+type askFlags struct {
+	question, header, detail, channel, user, jsonFile, id, key string
+	options                                                    multiFlag
+	multi                                                      bool
+	timeout                                                    time.Duration
+}
+
+func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
+	var f askFlags
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.question, "question", "", "the question to ask")
+	fs.Var(&f.options, "option", "an option label (repeat for more); none means free text")
+	fs.BoolVar(&f.multi, "multi", false, "allow several options")
+	fs.StringVar(&f.header, "header", "", "a short header above the question")
+	fs.StringVar(&f.detail, "detail", "", "more detail under the question (mrkdwn-safe: shown as text)")
+	fs.StringVar(&f.channel, "channel", "", "channel id to ask in (default SLACKASK_CHANNEL)")
+	fs.StringVar(&f.user, "user", "", "user id to ask by direct message")
+	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (e.g. 30m); 0 = server default")
+	fs.StringVar(&f.jsonFile, "json", "", "read the whole request (POST /v1/asks body) from FILE, or - for stdin")
+	fs.StringVar(&f.id, "id", "answer", "the question id used in the answer")
+	fs.StringVar(&f.key, "idempotency-key", "", "reuse the ask made with this key instead of asking again")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (f.jsonFile == "") == (f.question == "") {
+		return f, errors.New("give either --question or --json")
+	}
+	return f, nil
+}
+
+func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
+	var in interaction.AskInput
+	if f.jsonFile != "" {
+		var r io.Reader = stdin
+		if f.jsonFile != "-" {
+			file, err := os.Open(f.jsonFile)
+			if err != nil {
+				return in, err
+			}
+			defer file.Close()
+			r = file
+		}
+		if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&in); err != nil {
+			return in, fmt.Errorf("--json: %w", err)
+		}
+	} else {
+		q := interaction.Question{ID: f.id, Question: f.question, Header: f.header, Detail: f.detail, MultiSelect: f.multi}
+		for _, o := range f.options {
+			q.Options = append(q.Options, interaction.Option{Label: o})
+		}
+		in.Questions = []interaction.Question{q}
+	}
+	if f.channel != "" {
+		in.Channel = f.channel
+	}
+	if f.user != "" {
+		in.User = f.user
+	}
+	if f.timeout > 0 {
+		in.Timeout = interaction.Duration(f.timeout)
+	}
+	if f.key != "" {
+		in.IdempotencyKey = f.key
+	}
+	return in, nil
+}
+
+// cmdAsk asks through a running service and prints the answer JSON. Exit
+// codes: 0 answered, 2 invalid request, 3 cancelled, 4 timed out, 5
+// aborted (Ctrl-C withdraws the ask), 1 anything else.
+func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := parseAskFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "slackask ask: %v\n", err)
+		}
+		return 2
+	}
+	in, err := f.input(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
+		return 2
+	}
+	cfg, err := config.Load()
+	if err == nil {
+		err = cfg.ValidateClient()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
+		return 2
+	}
+	c := client.New(cfg.URL, cfg.APIToken, nil)
+	ask, err := c.AskAndWait(ctx, in)
+	code := client.ExitCode(ask, err)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
+	case ask.Status == interaction.StatusAnswered && ask.Answer != nil:
+		out, _ := json.Marshal(ask.Answer)
+		fmt.Fprintf(stdout, "%s\n", out)
+	default:
+		_, rerr := ask.Result()
+		fmt.Fprintf(stderr, "slackask ask: %s: %v\n", ask.Status, rerr)
+	}
+	return code
+}

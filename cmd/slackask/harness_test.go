@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+// ackLatencies collects, over the whole test run, the time the fake
+// measured from sending each envelope to reading its ack.
+var (
+	ackMu        sync.Mutex
+	ackLatencies []time.Duration
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	ackMu.Lock()
+	if n := len(ackLatencies); n > 0 {
+		sort.Slice(ackLatencies, func(i, j int) bool { return ackLatencies[i] < ackLatencies[j] })
+		fmt.Printf("ack latency over %d envelopes: p50 %v, p99 %v, max %v\n", n,
+			ackLatencies[n/2], ackLatencies[(n*99)/100], ackLatencies[n-1])
+	}
+	ackMu.Unlock()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+const (
+	channel = "C0ASKS"
+	alice   = "U0ALICE"
+	bob     = "U0BOB"
+	carol   = "U0CAROL"
+)
+
+// harness runs slackask's serve wiring in-process against the Slack fake,
+// with the real HTTP API on 127.0.0.1.
+type harness struct {
+	t     *testing.T
+	fake  *slackfake.Server
+	clock *clock.Fake
+	base  string
+	http  *http.Client
+	cfg   config.Config
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type option func(*harness)
+
+func withConfig(f func(*config.Config)) option { return func(h *harness) { f(&h.cfg) } }
+
+func start(t *testing.T, opts ...option) *harness {
+	t.Helper()
+	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.AddUser(alice, "alice")
+	fake.AddUser(bob, "bob")
+	fake.AddUser(carol, "carol")
+	fake.AddChannel(channel, "asks")
+	fake.AddUserGroup("S0OPS", alice, carol)
+	h := &harness{
+		t: t, fake: fake, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
+		http: &http.Client{Transport: &http.Transport{}}, logs: &syncBuffer{},
+		cfg: config.Config{
+			SlackBotToken: "xoxb-fake", SlackAppToken: "xapp-fake", SlackAPIURL: fake.APIURL(),
+			Channel: channel, HTTPAddr: "127.0.0.1:0", Database: filepath.Join(t.TempDir(), "slackask.db"),
+			LogLevel: "debug", LogFormat: "json", Retention: 720 * time.Hour,
+		},
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.base = "http://" + ln.Addr().String()
+	log := zerolog.New(io.MultiWriter(h.logs)).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		h.http.CloseIdleConnections()
+		ackMu.Lock()
+		ackLatencies = append(ackLatencies, fake.AckLatencies()...)
+		ackMu.Unlock()
+		fake.Close()
+		if t.Failed() {
+			t.Logf("service log:\n%s", h.logs.String())
+		}
+	})
+	h.waitReady()
+	return h
+}
+
+func (h *harness) waitReady() {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := h.http.Get(h.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatal("service never became ready")
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// do sends a JSON request and decodes the JSON reply into out.
+func (h *harness) do(method, path string, body any, out any) int {
+	h.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, h.base+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if h.cfg.APIToken != "" {
+		req.Header.Set("Authorization", "Bearer "+h.cfg.APIToken)
+	}
+	resp, err := h.http.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			h.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// create posts an ask and waits until its message is in the fake.
+func (h *harness) create(in interaction.AskInput) interaction.Ask {
+	h.t.Helper()
+	var ask interaction.Ask
+	if code := h.do("POST", "/v1/asks", in, &ask); code != 201 {
+		h.t.Fatalf("create: status %d %+v", code, ask)
+	}
+	if ask.TS == "" || ask.Status != interaction.StatusPending {
+		h.t.Fatalf("create returned %+v", ask)
+	}
+	return ask
+}
+
+// waitAsk long-polls until the ask ended.
+func (h *harness) waitAsk(id string) interaction.Ask {
+	h.t.Helper()
+	var ask interaction.Ask
+	if code := h.do("GET", "/v1/asks/"+id+"?wait=15s", nil, &ask); code != 200 {
+		h.t.Fatalf("get: status %d", code)
+	}
+	if !ask.Status.Ended() {
+		h.t.Fatalf("ask %s still pending after the wait", id)
+	}
+	return ask
+}
+
+func (h *harness) get(id string) interaction.Ask {
+	h.t.Helper()
+	var ask interaction.Ask
+	if code := h.do("GET", "/v1/asks/"+id, nil, &ask); code != 200 {
+		h.t.Fatalf("get: status %d", code)
+	}
+	return ask
+}
+
+// waitMessage waits until the ask's message satisfies cond.
+func (h *harness) waitMessage(ask interaction.Ask, what string, cond func(slackfake.Message) bool) slackfake.Message {
+	h.t.Helper()
+	var msg slackfake.Message
+	err := h.fake.WaitFor(ctxT(h.t), func() bool {
+		m, ok := h.fake.Message(ask.Channel, ask.TS)
+		msg = m
+		return ok && cond(m)
+	})
+	if err != nil {
+		h.t.Fatalf("message never %s: %s", what, msg.Blocks)
+	}
+	return msg
+}
+
+// waitEnded waits until the message shows an ended ask: no actions left.
+func (h *harness) waitEnded(ask interaction.Ask) slackfake.Message {
+	h.t.Helper()
+	return h.waitMessage(ask, "showed the end", func(m slackfake.Message) bool {
+		return !strings.Contains(string(m.Blocks), `"type":"actions"`) && m.Updates > 0
+	})
+}
+
+func (h *harness) waitEphemeral(user, contains string) {
+	h.t.Helper()
+	err := h.fake.WaitFor(ctxT(h.t), func() bool {
+		for _, e := range h.fake.Ephemerals(user) {
+			if strings.Contains(e.Text, contains) {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		h.t.Fatalf("no ephemeral for %s containing %q: %+v", user, contains, h.fake.Ephemerals(user))
+	}
+}
+
+// control finds the element of question q (−1: the bottom bar) and kind.
+func control(q int, kind string) slackfake.Finder {
+	suffix := fmt.Sprintf(".%d.%s", q, kind)
+	return func(blockID, actionID string, el map[string]any) bool {
+		t, _ := el["type"].(string)
+		if kind == "select" && !strings.Contains(t, "select") {
+			return false
+		}
+		return strings.HasSuffix(actionID, suffix) && strings.HasSuffix(blockID, fmt.Sprintf(".%d.controls", q))
+	}
+}
+
+func question(id, text string, labels ...string) interaction.Question {
+	q := interaction.Question{ID: id, Question: text}
+	for _, l := range labels {
+		q.Options = append(q.Options, interaction.Option{Label: l})
+	}
+	return q
+}
+
+func ask1(questions ...interaction.Question) interaction.AskInput {
+	return interaction.AskInput{Request: interaction.Request{Questions: questions, Agent: &interaction.Agent{ID: "test", Name: "Test agent"}}}
+}
+
+// blocksText returns the message's blocks as JSON without Go's \u0026
+// style escapes, so tests can look for Slack's own &amp; entities.
+func blocksText(m slackfake.Message) string {
+	r := strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")
+	return r.Replace(string(m.Blocks))
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(buf.String())
+}

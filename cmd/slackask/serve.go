@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/bot"
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/httpapi"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/sqlite"
+)
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "slackask serve: takes no arguments (configure it with environment variables)\n")
+		return 2
+	}
+	cfg, err := config.Load()
+	if err == nil {
+		err = cfg.ValidateServe()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask serve: %v\n", err)
+		return 2
+	}
+	log, err := cfg.Logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask serve: %v\n", err)
+		return 2
+	}
+	if err := serve(ctx, cfg, log, nil); err != nil {
+		log.Error().Err(err).Msg("slackask stopped")
+		return 1
+	}
+	return 0
+}
+
+// serveHooks lets tests see inside a running service.
+type serveHooks struct {
+	clock    clock.Clock
+	listener net.Listener       // used instead of listening on cfg.HTTPAddr
+	started  func(addr string) // called once the HTTP API listens
+}
+
+// serve wires config → store → bot → HTTP API and runs until ctx ends.
+func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *serveHooks) error {
+	if hooks == nil {
+		hooks = &serveHooks{}
+	}
+	log.Info().Object("config", cfg).Msg("starting slackask")
+	st, err := openStore(ctx, cfg.Database)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	defer transport.CloseIdleConnections()
+	api := slack.New(cfg.SlackBotToken, slack.OptionAppLevelToken(cfg.SlackAppToken), slack.OptionAPIURL(cfg.SlackAPIURL),
+		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
+	b, err := bot.New(ctx, bot.Config{
+		API: api, Store: st, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
+		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "bot").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	var svc interaction.Service
+	if _, err := svc.Register(b); err != nil {
+		return err
+	}
+	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: b.Ready, Logger: log.With().Str("component", "http").Logger()})
+
+	ln := hooks.listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("listen on SLACKASK_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+		}
+	}
+	srv := httpapi.NewServer(ln.Addr().String(), api2)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	wg.Go(func() {
+		if err := b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			errs <- fmt.Errorf("slack: %w", err)
+		}
+		cancel()
+	})
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
+		}
+		cancel()
+	})
+	wg.Go(func() { prune(ctx, st, cfg.Retention, hooks.clock, log) })
+	log.Info().Str("addr", ln.Addr().String()).Msg("HTTP API listening")
+	if hooks.started != nil {
+		hooks.started(ln.Addr().String())
+	}
+	<-ctx.Done()
+	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelShutdown()
+	_ = srv.Shutdown(shutdown)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func openStore(ctx context.Context, dsn string) (store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, errors.New("SLACKASK_DATABASE: PostgreSQL is not supported yet; use a SQLite file path")
+	}
+	st, err := sqlite.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("SLACKASK_DATABASE %s: %w", dsn, err)
+	}
+	return st, nil
+}
+
+// prune deletes ended asks older than the retention, hourly.
+func prune(ctx context.Context, st store.Store, retention time.Duration, c clock.Clock, log zerolog.Logger) {
+	if retention <= 0 {
+		return
+	}
+	if c == nil {
+		c = clock.Real{}
+	}
+	for {
+		n, err := st.Prune(ctx, c.Now().Add(-retention))
+		if err != nil && ctx.Err() == nil {
+			log.Error().Err(err).Msg("prune ended asks")
+		} else if n > 0 {
+			log.Info().Int("deleted", n).Msg("pruned ended asks past retention")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.After(time.Hour):
+		}
+	}
+}

@@ -1,0 +1,370 @@
+// Package config reads slackask's configuration from the environment
+// (kelseyhightower/envconfig), fills in defaults, validates it, and formats it
+// for logs with every secret redacted.
+//
+// The variable names are the external contract of the design brief and are
+// spelled out in explicit `envconfig` tags, so no prefix or field name ever
+// changes them.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of the variables that have one.
+const (
+	DefaultSlackAPIURL = "https://slack.com/api/"
+	DefaultHTTPAddr    = "127.0.0.1:8080"
+	DefaultDatabase    = "slackask.db"
+	DefaultLogLevel    = "info"
+	DefaultLogFormat   = "json"
+	DefaultURL         = "http://127.0.0.1:8080"
+	DefaultRetention   = 720 * time.Hour
+	DefaultDevAddr     = "127.0.0.1:8090"
+)
+
+// Config is slackask's configuration. Each field's tag names its environment
+// variable exactly. A variable that is set but empty counts as unset for the
+// string variables that have a default; an empty duration is an error.
+type Config struct {
+	// SlackBotToken is the bot token, xoxb-…; required by serve.
+	SlackBotToken string `envconfig:"SLACK_BOT_TOKEN"`
+	// SlackAppToken is the app-level token, xapp-… (connections:write);
+	// required by serve.
+	SlackAppToken string `envconfig:"SLACK_APP_TOKEN"`
+	// SlackAPIURL is the Slack Web API base URL; Load makes it end in "/".
+	SlackAPIURL string `envconfig:"SLACK_API_URL" default:"https://slack.com/api/"`
+	// Channel is the default conversation (channel id) for asks; empty
+	// means each ask must name one.
+	Channel string `envconfig:"SLACKASK_CHANNEL"`
+	// Responders are the default user (U…, W…) and user-group (S…) ids
+	// allowed to answer, comma-separated; empty means anyone who can see
+	// the message. Load trims spaces and drops empty items.
+	Responders []string `envconfig:"SLACKASK_RESPONDERS"`
+	// Timeout is the default deadline per ask; 0 means none.
+	Timeout time.Duration `envconfig:"SLACKASK_TIMEOUT" default:"0"`
+	// HTTPAddr is the listen address of the HTTP API.
+	HTTPAddr string `envconfig:"SLACKASK_HTTP_ADDR" default:"127.0.0.1:8080"`
+	// APIToken is the bearer token of the HTTP API; required when HTTPAddr
+	// is not a loopback address.
+	APIToken string `envconfig:"SLACKASK_API_TOKEN"`
+	// Database is a SQLite file path or a postgres:// URL.
+	Database string `envconfig:"SLACKASK_DATABASE" default:"slackask.db"`
+	// LogLevel is a zerolog level name (trace, debug, info, warn, error,
+	// fatal, panic, disabled).
+	LogLevel string `envconfig:"SLACKASK_LOG_LEVEL" default:"info"`
+	// LogFormat is "json" or "console".
+	LogFormat string `envconfig:"SLACKASK_LOG_FORMAT" default:"json"`
+	// URL is where `slackask ask` and `slackask mcp` find the server.
+	URL string `envconfig:"SLACKASK_URL" default:"http://127.0.0.1:8080"`
+	// Retention is how long ended asks are kept; 0 means forever.
+	Retention time.Duration `envconfig:"SLACKASK_RETENTION" default:"720h"`
+	// DshURL is the dsh front door's upstream URL; empty disables it.
+	DshURL string `envconfig:"SLACKASK_DSH_URL"`
+	// DshChannel is the channel the dsh front door asks in.
+	DshChannel string `envconfig:"SLACKASK_DSH_CHANNEL"`
+	// DevAddr is the listen address of the development helpers.
+	DevAddr string `envconfig:"SLACKASK_DEV_ADDR" default:"127.0.0.1:8090"`
+}
+
+// Load reads the configuration from the environment and normalises it (see
+// Config). It returns an error naming the variable when a value cannot be
+// parsed (a duration); the error never contains the value of a token.
+func Load() (Config, error) {
+	var c Config
+	if err := envconfig.Process("", &c); err != nil {
+		var pe *envconfig.ParseError
+		if errors.As(err, &pe) {
+			// Only the durations can fail to parse, and they are no secret;
+			// still, name the variable and keep envconfig's wording out.
+			return Config{}, fmt.Errorf("config: %s: %q is not a Go duration (like 90s, 10m or 0)", pe.KeyName, pe.Value)
+		}
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c.normalize()
+	return c, nil
+}
+
+// normalize applies the defaults to string variables that were set empty,
+// gives SlackAPIURL its trailing slash and cleans Responders.
+func (c *Config) normalize() {
+	for _, f := range []struct {
+		v   *string
+		def string
+	}{
+		{&c.SlackAPIURL, DefaultSlackAPIURL},
+		{&c.HTTPAddr, DefaultHTTPAddr},
+		{&c.Database, DefaultDatabase},
+		{&c.LogLevel, DefaultLogLevel},
+		{&c.LogFormat, DefaultLogFormat},
+		{&c.URL, DefaultURL},
+		{&c.DevAddr, DefaultDevAddr},
+	} {
+		*f.v = strings.TrimSpace(*f.v)
+		if *f.v == "" {
+			*f.v = f.def
+		}
+	}
+	if !strings.HasSuffix(c.SlackAPIURL, "/") {
+		c.SlackAPIURL += "/"
+	}
+	c.LogLevel = strings.ToLower(c.LogLevel)
+	c.LogFormat = strings.ToLower(c.LogFormat)
+	c.Channel = strings.TrimSpace(c.Channel)
+	var rs []string
+	for _, r := range c.Responders {
+		if r = strings.TrimSpace(r); r != "" {
+			rs = append(rs, r)
+		}
+	}
+	c.Responders = rs
+}
+
+var slackIDRE = regexp.MustCompile(`^[UWS][A-Z0-9]+$`)
+
+// ValidateServe checks what `slackask serve` needs. It returns nil, or one
+// error (errors.Join) listing every problem, each naming its variable;
+// no message contains a token's value.
+func (c Config) ValidateServe() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	switch {
+	case c.SlackBotToken == "":
+		bad("SLACK_BOT_TOKEN is required: the bot token (xoxb-…)")
+	case !strings.HasPrefix(c.SlackBotToken, "xoxb-"):
+		bad("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
+	}
+	switch {
+	case c.SlackAppToken == "":
+		bad("SLACK_APP_TOKEN is required: the app-level token (xapp-…) with connections:write")
+	case !strings.HasPrefix(c.SlackAppToken, "xapp-"):
+		bad("SLACK_APP_TOKEN must be an app-level token starting with xapp-")
+	}
+	if err := checkHTTPURL(c.SlackAPIURL); err != nil {
+		bad("SLACK_API_URL %v", err)
+	}
+	for _, r := range c.Responders {
+		if !slackIDRE.MatchString(r) {
+			bad("SLACKASK_RESPONDERS: %q is not a Slack user (U…, W…) or user-group (S…) id", r)
+		}
+	}
+	if c.Timeout < 0 {
+		bad("SLACKASK_TIMEOUT must not be negative")
+	}
+	if c.Retention < 0 {
+		bad("SLACKASK_RETENTION must not be negative")
+	}
+	if c.HTTPAddr == "" {
+		bad("SLACKASK_HTTP_ADDR is empty")
+	} else if !IsLoopback(c.HTTPAddr) && c.APIToken == "" {
+		bad("SLACKASK_API_TOKEN is required when SLACKASK_HTTP_ADDR (%s) is not a loopback address", c.HTTPAddr)
+	}
+	if c.Database == "" {
+		bad("SLACKASK_DATABASE is empty")
+	}
+	if _, err := c.level(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		bad("SLACKASK_LOG_FORMAT must be json or console, not %q", c.LogFormat)
+	}
+	if c.DshURL != "" {
+		if err := checkHTTPURL(c.DshURL); err != nil {
+			bad("SLACKASK_DSH_URL %v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateClient checks what `slackask ask` and `slackask mcp` need: a
+// usable SLACKASK_URL and log settings. It returns nil or an error naming
+// the variable.
+func (c Config) ValidateClient() error {
+	var errs []error
+	if err := checkHTTPURL(c.URL); err != nil {
+		errs = append(errs, fmt.Errorf("SLACKASK_URL %v", err))
+	}
+	if _, err := c.level(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		errs = append(errs, fmt.Errorf("SLACKASK_LOG_FORMAT must be json or console, not %q", c.LogFormat))
+	}
+	return errors.Join(errs...)
+}
+
+// checkHTTPURL returns an error (worded to follow a variable name) unless s
+// is an absolute http or https URL. The error never repeats s, which may
+// hold credentials.
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("is not a valid URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http:// or https:// URL")
+	}
+	return nil
+}
+
+// IsLoopback reports whether the listen address addr ("host:port", or a
+// bare host) only accepts connections from this machine: host "localhost",
+// an address in 127.0.0.0/8, or ::1. An empty host (":8080"), 0.0.0.0, ::
+// and every other name count as not loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
+	}
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// level parses LogLevel; "" means info.
+func (c Config) level() (zerolog.Level, error) {
+	if c.LogLevel == "" {
+		return zerolog.InfoLevel, nil
+	}
+	l, err := zerolog.ParseLevel(strings.ToLower(c.LogLevel))
+	if err != nil || l == zerolog.NoLevel {
+		return zerolog.NoLevel, fmt.Errorf("SLACKASK_LOG_LEVEL %q is not a level (trace, debug, info, warn, error, fatal, panic, disabled)", c.LogLevel)
+	}
+	return l, nil
+}
+
+// Logger returns a zerolog.Logger writing to w at LogLevel in LogFormat
+// (console output is coloured only when w is a terminal), with timestamps.
+// It does not touch zerolog's global settings. It returns an error naming
+// the variable when the level or the format is not valid.
+func (c Config) Logger(w io.Writer) (zerolog.Logger, error) {
+	lvl, err := c.level()
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	switch c.LogFormat {
+	case "", "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, NoColor: !isTerminal(w), TimeFormat: time.RFC3339}
+	default:
+		return zerolog.Nop(), fmt.Errorf("SLACKASK_LOG_FORMAT must be json or console, not %q", c.LogFormat)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// redactToken shows only a token's kind: "xoxb-…redacted" for a bot token,
+// "xapp-…redacted" for an app token, "…redacted" for anything else set, and
+// "" when unset.
+func redactToken(t string) string {
+	if t == "" {
+		return ""
+	}
+	for _, p := range []string{"xoxb-", "xoxp-", "xapp-", "xoxe-"} {
+		if strings.HasPrefix(t, p) {
+			return p + "…redacted"
+		}
+	}
+	return "…redacted"
+}
+
+// redactURL hides the credentials a URL may carry: the user info
+// (postgres://user:pass@…, https://token@…) and the values of query
+// parameters whose name suggests a secret (password, token, secret, key).
+// A value that does not parse is hidden whole.
+func redactURL(s string) string {
+	if s == "" || !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "redacted"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, w := range []string{"pass", "token", "secret", "key", "auth"} {
+				if strings.Contains(lk, w) {
+					q[k] = []string{"redacted"}
+					break
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// fields lists the configuration in variable order with secrets redacted.
+func (c Config) fields() [][2]string {
+	return [][2]string{
+		{"SLACK_BOT_TOKEN", redactToken(c.SlackBotToken)},
+		{"SLACK_APP_TOKEN", redactToken(c.SlackAppToken)},
+		{"SLACK_API_URL", redactURL(c.SlackAPIURL)},
+		{"SLACKASK_CHANNEL", c.Channel},
+		{"SLACKASK_RESPONDERS", strings.Join(c.Responders, ",")},
+		{"SLACKASK_TIMEOUT", c.Timeout.String()},
+		{"SLACKASK_HTTP_ADDR", c.HTTPAddr},
+		{"SLACKASK_API_TOKEN", redactToken(c.APIToken)},
+		{"SLACKASK_DATABASE", redactURL(c.Database)},
+		{"SLACKASK_LOG_LEVEL", c.LogLevel},
+		{"SLACKASK_LOG_FORMAT", c.LogFormat},
+		{"SLACKASK_URL", redactURL(c.URL)},
+		{"SLACKASK_RETENTION", c.Retention.String()},
+		{"SLACKASK_DSH_URL", redactURL(c.DshURL)},
+		{"SLACKASK_DSH_CHANNEL", c.DshChannel},
+		{"SLACKASK_DEV_ADDR", c.DevAddr},
+	}
+}
+
+// String returns the configuration as VAR=value pairs with every token
+// redacted (xoxb-…redacted) and URL passwords hidden, safe to log or print.
+func (c Config) String() string {
+	var b strings.Builder
+	b.WriteString("config{")
+	for i, f := range c.fields() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%q", f[0], f[1])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// MarshalZerologObject writes the configuration, redacted as in String, as
+// fields keyed by variable name, so log.Info().Object("config", c) is safe.
+func (c Config) MarshalZerologObject(e *zerolog.Event) {
+	for _, f := range c.fields() {
+		e.Str(f[0], f[1])
+	}
+}

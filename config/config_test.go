@@ -1,0 +1,321 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var allVars = []string{
+	"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_API_URL", "SLACKASK_CHANNEL",
+	"SLACKASK_RESPONDERS", "SLACKASK_TIMEOUT", "SLACKASK_HTTP_ADDR", "SLACKASK_API_TOKEN",
+	"SLACKASK_DATABASE", "SLACKASK_LOG_LEVEL", "SLACKASK_LOG_FORMAT", "SLACKASK_URL",
+	"SLACKASK_RETENTION", "SLACKASK_DSH_URL", "SLACKASK_DSH_CHANNEL", "SLACKASK_DEV_ADDR",
+}
+
+// clearEnv unsets every variable for the test (restored afterwards).
+func clearEnv(t *testing.T) {
+	t.Helper()
+	for _, k := range allVars {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	clearEnv(t)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		SlackAPIURL: "https://slack.com/api/",
+		Timeout:     0,
+		HTTPAddr:    "127.0.0.1:8080",
+		Database:    "slackask.db",
+		LogLevel:    "info",
+		LogFormat:   "json",
+		URL:         "http://127.0.0.1:8080",
+		Retention:   720 * time.Hour,
+		DevAddr:     "127.0.0.1:8090",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("defaults:\n got %#v\nwant %#v", c, want)
+	}
+}
+
+func TestLoadEachVariable(t *testing.T) {
+	clearEnv(t)
+	env := map[string]string{
+		"SLACK_BOT_TOKEN":      "xoxb-1-2-abc",
+		"SLACK_APP_TOKEN":      "xapp-1-A-xyz",
+		"SLACK_API_URL":        "http://127.0.0.1:9999/api",
+		"SLACKASK_CHANNEL":     "C123",
+		"SLACKASK_RESPONDERS":  " U1 ,S2,,W3 ",
+		"SLACKASK_TIMEOUT":     "90s",
+		"SLACKASK_HTTP_ADDR":   "0.0.0.0:9000",
+		"SLACKASK_API_TOKEN":   "sekrit",
+		"SLACKASK_DATABASE":    "postgres://u:p@db/x",
+		"SLACKASK_LOG_LEVEL":   "DEBUG",
+		"SLACKASK_LOG_FORMAT":  "console",
+		"SLACKASK_URL":         "http://example.test:1",
+		"SLACKASK_RETENTION":   "1h",
+		"SLACKASK_DSH_URL":     "http://dsh.test/",
+		"SLACKASK_DSH_CHANNEL": "C999",
+		"SLACKASK_DEV_ADDR":    "127.0.0.1:1",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		SlackBotToken: "xoxb-1-2-abc",
+		SlackAppToken: "xapp-1-A-xyz",
+		SlackAPIURL:   "http://127.0.0.1:9999/api/",
+		Channel:       "C123",
+		Responders:    []string{"U1", "S2", "W3"},
+		Timeout:       90 * time.Second,
+		HTTPAddr:      "0.0.0.0:9000",
+		APIToken:      "sekrit",
+		Database:      "postgres://u:p@db/x",
+		LogLevel:      "debug",
+		LogFormat:     "console",
+		URL:           "http://example.test:1",
+		Retention:     time.Hour,
+		DshURL:        "http://dsh.test/",
+		DshChannel:    "C999",
+		DevAddr:       "127.0.0.1:1",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("loaded:\n got %#v\nwant %#v", c, want)
+	}
+}
+
+func TestLoadEmptyMeansDefault(t *testing.T) {
+	clearEnv(t)
+	for _, k := range []string{"SLACK_API_URL", "SLACKASK_HTTP_ADDR", "SLACKASK_DATABASE", "SLACKASK_LOG_LEVEL", "SLACKASK_LOG_FORMAT", "SLACKASK_URL", "SLACKASK_DEV_ADDR", "SLACKASK_RESPONDERS"} {
+		t.Setenv(k, "")
+	}
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != DefaultHTTPAddr || c.SlackAPIURL != DefaultSlackAPIURL || c.LogLevel != "info" || c.Responders != nil {
+		t.Fatalf("empty values not defaulted: %#v", c)
+	}
+}
+
+func TestLoadBadDuration(t *testing.T) {
+	for _, k := range []string{"SLACKASK_TIMEOUT", "SLACKASK_RETENTION"} {
+		t.Run(k, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(k, "soon")
+			_, err := Load()
+			if err == nil || !strings.Contains(err.Error(), k) {
+				t.Fatalf("err = %v, want one naming %s", err, k)
+			}
+		})
+	}
+}
+
+func validServe() Config {
+	return Config{
+		SlackBotToken: "xoxb-123-456-SECRETBOT",
+		SlackAppToken: "xapp-1-A1-SECRETAPP",
+		SlackAPIURL:   DefaultSlackAPIURL,
+		Responders:    []string{"U012ABC", "W0XYZ", "S0GROUP"},
+		HTTPAddr:      DefaultHTTPAddr,
+		Database:      DefaultDatabase,
+		LogLevel:      "info",
+		LogFormat:     "json",
+		URL:           DefaultURL,
+		Retention:     DefaultRetention,
+		DevAddr:       DefaultDevAddr,
+	}
+}
+
+func TestValidateServe(t *testing.T) {
+	if err := validServe().ValidateServe(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	cases := []struct {
+		name    string
+		mut     func(*Config)
+		varName string
+	}{
+		{"bot token missing", func(c *Config) { c.SlackBotToken = "" }, "SLACK_BOT_TOKEN"},
+		{"bot token wrong kind", func(c *Config) { c.SlackBotToken = "xoxp-SECRETUSER" }, "SLACK_BOT_TOKEN"},
+		{"app token missing", func(c *Config) { c.SlackAppToken = "" }, "SLACK_APP_TOKEN"},
+		{"app token wrong kind", func(c *Config) { c.SlackAppToken = "xoxb-SECRETSWAP" }, "SLACK_APP_TOKEN"},
+		{"api url", func(c *Config) { c.SlackAPIURL = "slack.com/api/" }, "SLACK_API_URL"},
+		{"responder lowercase", func(c *Config) { c.Responders = []string{"u123"} }, "SLACKASK_RESPONDERS"},
+		{"responder channel id", func(c *Config) { c.Responders = []string{"C123"} }, "SLACKASK_RESPONDERS"},
+		{"responder bare letter", func(c *Config) { c.Responders = []string{"U"} }, "SLACKASK_RESPONDERS"},
+		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "SLACKASK_TIMEOUT"},
+		{"negative retention", func(c *Config) { c.Retention = -time.Second }, "SLACKASK_RETENTION"},
+		{"public addr without token", func(c *Config) { c.HTTPAddr = "0.0.0.0:8080" }, "SLACKASK_API_TOKEN"},
+		{"empty host without token", func(c *Config) { c.HTTPAddr = ":8080" }, "SLACKASK_API_TOKEN"},
+		{"empty addr", func(c *Config) { c.HTTPAddr = "" }, "SLACKASK_HTTP_ADDR"},
+		{"empty database", func(c *Config) { c.Database = "" }, "SLACKASK_DATABASE"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "SLACKASK_LOG_LEVEL"},
+		{"log format", func(c *Config) { c.LogFormat = "xml" }, "SLACKASK_LOG_FORMAT"},
+		{"dsh url", func(c *Config) { c.DshURL = "::nope" }, "SLACKASK_DSH_URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validServe()
+			tc.mut(&c)
+			err := c.ValidateServe()
+			if err == nil {
+				t.Fatal("ValidateServe() = nil, want an error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.varName) {
+				t.Errorf("error %q does not name %s", msg, tc.varName)
+			}
+			if strings.Contains(msg, "SECRET") {
+				t.Errorf("error %q leaks a token", msg)
+			}
+		})
+	}
+
+	t.Run("public addr with token", func(t *testing.T) {
+		c := validServe()
+		c.HTTPAddr, c.APIToken = "0.0.0.0:8080", "SECRETAPI"
+		if err := c.ValidateServe(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("all problems at once", func(t *testing.T) {
+		err := Config{LogLevel: "x", LogFormat: "y"}.ValidateServe()
+		for _, v := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACKASK_LOG_LEVEL", "SLACKASK_LOG_FORMAT"} {
+			if err == nil || !strings.Contains(err.Error(), v) {
+				t.Errorf("joined error %v misses %s", err, v)
+			}
+		}
+	})
+}
+
+func TestValidateClient(t *testing.T) {
+	c := validServe()
+	if err := c.ValidateClient(); err != nil {
+		t.Fatal(err)
+	}
+	c.URL = "127.0.0.1:8080"
+	if err := c.ValidateClient(); err == nil || !strings.Contains(err.Error(), "SLACKASK_URL") {
+		t.Fatalf("err = %v, want one naming SLACKASK_URL", err)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	cases := map[string]bool{
+		"127.0.0.1:8080":             true,
+		"127.1.2.3:80":               true,
+		"localhost:8080":             true,
+		"LOCALHOST:1":                true,
+		"[::1]:8080":                 true,
+		"[::ffff:127.0.0.1]:80":      true,
+		"127.0.0.1":                  true,
+		"::1":                        true,
+		":8080":                      false,
+		"":                           false,
+		"0.0.0.0:8080":               false,
+		"[::]:8080":                  false,
+		"10.0.0.1:8080":              false,
+		"192.168.1.2:80":             false,
+		"example.com:80":             false,
+		"localhost.example.com:8080": false,
+		"128.0.0.1:80":               false,
+	}
+	for addr, want := range cases {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func secretConfig() Config {
+	c := validServe()
+	c.SlackBotToken = "xoxb-111-222-BOTSECRETVALUE"
+	c.SlackAppToken = "xapp-1-A1-APPSECRETVALUE"
+	c.APIToken = "APISECRETVALUE"
+	c.Database = "postgres://slack:DBSECRETVALUE@db.internal/slackask?sslmode=disable&password=QSECRETVALUE"
+	c.DshURL = "https://USERSECRETVALUE@dsh.test/x?token=TOKSECRETVALUE"
+	return c
+}
+
+func TestRedaction(t *testing.T) {
+	c := secretConfig()
+	s := c.String()
+	t.Log(s)
+	var buf bytes.Buffer
+	log := zerolog.New(&buf)
+	log.Info().Object("config", c).Msg("starting")
+	fmtd := buf.String()
+	for name, out := range map[string]string{"String": s, "zerolog": fmtd} {
+		if strings.Contains(out, "SECRETVALUE") {
+			t.Errorf("%s output leaks a secret: %s", name, out)
+		}
+		for _, want := range []string{"xoxb-…redacted", "xapp-…redacted", "db.internal", "sslmode=disable", "SLACKASK_HTTP_ADDR"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s output lacks %q: %s", name, want, out)
+			}
+		}
+	}
+	var m struct{ Config map[string]string }
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Config["SLACKASK_API_TOKEN"]; got != "…redacted" {
+		t.Errorf("api token logged as %q", got)
+	}
+	// Unset tokens stay visibly unset.
+	if !strings.Contains((Config{}).String(), `SLACK_BOT_TOKEN=""`) {
+		t.Errorf("unset token not shown as empty: %s", Config{}.String())
+	}
+}
+
+func TestLogger(t *testing.T) {
+	var buf bytes.Buffer
+	c := validServe()
+	c.LogLevel = "warn"
+	l, err := c.Logger(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info().Msg("hidden")
+	l.Warn().Msg("shown")
+	out := buf.String()
+	if strings.Contains(out, "hidden") || !strings.Contains(out, `"message":"shown"`) || !strings.Contains(out, `"time"`) {
+		t.Fatalf("json logger output: %s", out)
+	}
+
+	buf.Reset()
+	c.LogFormat = "console"
+	l, err = c.Logger(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Error().Str("k", "v").Msg("boom")
+	if out := buf.String(); !strings.Contains(out, "boom") || strings.Contains(out, "{") || strings.Contains(out, "\x1b[") {
+		t.Fatalf("console logger output: %q", out)
+	}
+
+	for _, bad := range []Config{{LogLevel: "nope", LogFormat: "json"}, {LogLevel: "info", LogFormat: "xml"}} {
+		if _, err := bad.Logger(&buf); err == nil {
+			t.Errorf("Logger(%+v) = nil error", bad)
+		}
+	}
+}

@@ -1,0 +1,490 @@
+// Package httpapi serves slackask's v1 HTTP API over an
+// interaction.AskService:
+//
+//	POST   /v1/asks          create an ask (?wait=DURATION to long-poll)
+//	GET    /v1/asks          list asks (?status= &limit= &before=RFC3339)
+//	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
+//	DELETE /v1/asks/{id}     withdraw the ask
+//	GET    /healthz          process up, always 200
+//	GET    /readyz           200 when Options.Ready says so, else 503
+//
+// Every route but /healthz and /readyz requires the bearer token when one is
+// configured; handlers added with Mount are behind the same check. Errors are
+// {"error":{"name":"UserInteractionError","code":…,"message":…}} with the
+// status of the code (see StatusOf).
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// MaxBodyBytes caps a request body (1 MiB); a larger one is answered 413.
+const MaxBodyBytes = 1 << 20
+
+// DefaultMaxWait is the cap on ?wait= when Options.MaxWait is zero.
+const DefaultMaxWait = 10 * time.Minute
+
+// MaxListLimit is the largest ?limit= that GET /v1/asks accepts.
+const MaxListLimit = 1000
+
+// readyTimeout bounds one call of Options.Ready.
+const readyTimeout = 5 * time.Second
+
+// Options configure the API.
+type Options struct {
+	// Token, when not empty, is the bearer token every route but /healthz
+	// and /readyz requires (Authorization: Bearer <token>).
+	Token string
+	// Ready reports whether the service can take asks (Slack connected);
+	// /readyz answers 503 with its error as the reason. Nil means ready.
+	Ready func(ctx context.Context) error
+	// MaxWait caps ?wait=; a longer wait is silently shortened to it. Zero
+	// means DefaultMaxWait (10m). Keep it below any proxy's idle timeout.
+	MaxWait time.Duration
+	// Logger receives one line per request (method, path, status, duration;
+	// never bodies, query strings or headers; successful /healthz and
+	// /readyz at debug level, the rest at info) and the real error behind
+	// every 500. The zero Logger discards.
+	Logger zerolog.Logger
+}
+
+// IdempotentCreator is an optional interface of an AskService that can tell
+// a new ask from one returned for an IdempotencyKey already used. When the
+// service implements it, POST /v1/asks answers 200 (not 201) for an existing
+// ask; otherwise it always answers 201.
+type IdempotentCreator interface {
+	// CreateIdempotent is AskService.Create that also reports whether the
+	// ask was created by this call (false: an existing ask was returned).
+	CreateIdempotent(ctx context.Context, in interaction.AskInput) (ask interaction.Ask, created bool, err error)
+}
+
+// Server is the HTTP API. It is an http.Handler; create it with New.
+type Server struct {
+	svc      interaction.AskService
+	opts     Options
+	tokenSum [sha256.Size]byte
+	mux      *http.ServeMux
+}
+
+// New returns the API over svc. It panics if svc is nil (a wiring bug).
+func New(svc interaction.AskService, opts Options) *Server {
+	if svc == nil {
+		panic("httpapi: New with a nil AskService")
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux()}
+	if opts.Token != "" {
+		s.tokenSum = sha256.Sum256([]byte(opts.Token))
+	}
+	s.mux.HandleFunc("POST /v1/asks", s.create)
+	s.mux.HandleFunc("GET /v1/asks", s.list)
+	s.mux.HandleFunc("GET /v1/asks/{id}", s.get)
+	s.mux.HandleFunc("DELETE /v1/asks/{id}", s.withdraw)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	return s
+}
+
+// Mount adds h at pattern (http.ServeMux syntax, e.g. "/mcp" or
+// "GET /metrics") behind the same bearer-token check and request log as the
+// API. It is safe to call while serving. Like http.ServeMux.Handle it panics
+// when pattern is invalid or conflicts with a route already registered.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+}
+
+// public reports whether path is served without the bearer token.
+func public(path string) bool { return path == "/healthz" || path == "/readyz" }
+
+// ServeHTTP checks the bearer token, routes the request and logs it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.opts.Logger.Error().Str("method", r.Method).Str("path", r.URL.Path).
+				Str("panic", fmt.Sprint(p)).Msg("http handler panicked")
+			if !rec.wrote {
+				writeError(rec, http.StatusInternalServerError, interaction.Internal, "internal error")
+			}
+		}
+		lvl := zerolog.InfoLevel
+		if public(r.URL.Path) && rec.statusCode() == http.StatusOK {
+			lvl = zerolog.DebugLevel // probes would drown the log
+		}
+		s.opts.Logger.WithLevel(lvl).
+			Str("method", r.Method).
+			Str("path", r.URL.Path).
+			Int("status", rec.statusCode()).
+			Dur("duration", time.Since(start)).
+			Msg("http request")
+	}()
+
+	if !public(r.URL.Path) && !s.authorized(r) {
+		rec.Header().Set("WWW-Authenticate", `Bearer realm="slackask"`)
+		writeError(rec, http.StatusUnauthorized, interaction.Unauthorized, "missing or invalid bearer token")
+		return
+	}
+	// mux.Handler only finds the handler; mux.ServeHTTP also sets the
+	// path values ({id}) on r.
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(rec, r, h)
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// authorized reports whether r carries the configured bearer token (always
+// true when none is configured). Both sides are hashed before the
+// constant-time comparison so that neither length nor content leaks.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+}
+
+// noRoute answers a request no pattern matched: 405 with the Allow header
+// when the path exists for other methods, else 404, both as coded JSON
+// errors with code NOT_FOUND.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.code == http.StatusMethodNotAllowed {
+		if allow := probe.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		writeError(w, http.StatusMethodNotAllowed, interaction.NotFound,
+			fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
+	writeError(w, http.StatusNotFound, interaction.NotFound, "no such route: "+r.URL.Path)
+}
+
+// create serves POST /v1/asks.
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	wait, err := s.waitParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in, status, err := decodeAskInput(w, r)
+	if err != nil {
+		writeError(w, status, interaction.InvalidQuestion, err.Error())
+		return
+	}
+
+	// Once accepted, a create runs to its end even if the client hangs up,
+	// so that a retry with the same idempotency key finds the ask.
+	ctx := context.WithoutCancel(r.Context())
+	var (
+		ask     interaction.Ask
+		created = true
+	)
+	if ic, ok := s.svc.(IdempotentCreator); ok {
+		ask, created, err = ic.CreateIdempotent(ctx, in)
+	} else {
+		ask, err = s.svc.Create(ctx, in)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if wait > 0 && !ask.Status.Ended() {
+		if a, err := s.wait(r.Context(), ask.ID, wait); err == nil {
+			ask = a
+		} else if r.Context().Err() == nil {
+			// The ask exists: answer with it rather than lose its id.
+			s.opts.Logger.Warn().Err(err).Str("ask", ask.ID).Msg("wait after create failed")
+		}
+	}
+	status = http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, ask)
+}
+
+// get serves GET /v1/asks/{id}.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	wait, err := s.waitParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	var ask interaction.Ask
+	if wait > 0 {
+		ask, err = s.wait(r.Context(), id, wait)
+	} else {
+		ask, err = s.svc.Get(r.Context(), id)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ask)
+}
+
+// wait long-polls the ask for at most d. The request's context ends it early
+// (the client went away) without touching the ask.
+func (s *Server) wait(ctx context.Context, id string, d time.Duration) (interaction.Ask, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return s.svc.Wait(ctx, id)
+}
+
+// withdraw serves DELETE /v1/asks/{id}.
+func (s *Server) withdraw(w http.ResponseWriter, r *http.Request) {
+	// Like create, a withdrawal runs to its end once received.
+	ask, err := s.svc.Withdraw(context.WithoutCancel(r.Context()), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ask)
+}
+
+// listResponse is the body of GET /v1/asks.
+type listResponse struct {
+	Asks []interaction.Ask `json:"asks"`
+}
+
+// list serves GET /v1/asks.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var f interaction.ListFilter
+	if v := q.Get("status"); v != "" {
+		f.Status = interaction.Status(v)
+		if !f.Status.Valid() {
+			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+				"status %q: want pending, answered, cancelled, aborted or expired", v))
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxListLimit {
+			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+				"limit %q: want a whole number from 1 to %d", v, MaxListLimit))
+			return
+		}
+		f.Limit = n
+	}
+	if v := q.Get("before"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+				"before %q: want an RFC 3339 time like 2024-01-02T15:04:05Z", v))
+			return
+		}
+		f.Before = t
+	}
+	asks, err := s.svc.List(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if asks == nil {
+		asks = []interaction.Ask{}
+	}
+	writeJSON(w, http.StatusOK, listResponse{Asks: asks})
+}
+
+type healthResponse struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// healthz serves GET /healthz: the process is up.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, healthResponse{Status: "ok"})
+}
+
+// readyz serves GET /readyz: 200 {"status":"ok"} when Ready returns nil,
+// else 503 {"status":"not ready","reason":…}.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := s.opts.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, healthResponse{Status: "not ready", Reason: err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, healthResponse{Status: "ok"})
+}
+
+// waitParam parses ?wait=: a Go duration ("30s") or a number of seconds,
+// not negative, capped at MaxWait. Absent means 0 (no waiting).
+func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("wait")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, err2 := strconv.ParseFloat(v, 64)
+		if err2 != nil {
+			return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: want a duration like 30s or a number of seconds", v)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: must not be negative", v)
+	}
+	return min(d, s.opts.MaxWait), nil
+}
+
+// decodeAskInput reads the body of POST /v1/asks. On failure it returns the
+// status (400, or 413 for a body over MaxBodyBytes) and an error whose text
+// is the message for the client: it names the offending field where JSON
+// decoding can tell.
+func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInput, int, error) {
+	var in interaction.AskInput
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return in, http.StatusRequestEntityTooLarge, errors.New("request body larger than 1 MiB")
+		}
+		return in, http.StatusBadRequest, fmt.Errorf("reading the request body: %v", err)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return in, http.StatusBadRequest, errors.New("request body is empty: want a JSON object with questions")
+	}
+	err = json.Unmarshal(body, &in)
+	if err == nil {
+		return in, 0, nil
+	}
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return in, http.StatusBadRequest, fmt.Errorf("malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return in, http.StatusBadRequest, fmt.Errorf("the request body must be a JSON object, not %s", typ.Value)
+		}
+		return in, http.StatusBadRequest, fmt.Errorf("%s: must be %s, not %s", fieldPath(body, typ), jsonKind(typ.Type.Kind().String()), typ.Value)
+	}
+	// Errors of interaction.Duration's UnmarshalJSON carry no field name:
+	// find the duration field that fails.
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) == nil {
+		for _, name := range []string{"timeout", "remindAfter"} {
+			if v, ok := raw[name]; ok {
+				var d interaction.Duration
+				if derr := d.UnmarshalJSON(v); derr != nil {
+					return in, http.StatusBadRequest, fmt.Errorf("%s: %v", name, derr)
+				}
+			}
+		}
+	}
+	return in, http.StatusBadRequest, fmt.Errorf("invalid request body: %v", err)
+}
+
+// fieldPath names the field of a type error as the validation messages do
+// ("questions[1].options[0].label"). encoding/json reports the path without
+// array indices and with the embedded Request's Go name, so the indices are
+// recovered by finding the first element whose value does not decode into
+// the expected type.
+func fieldPath(body []byte, e *json.UnmarshalTypeError) string {
+	field := strings.TrimPrefix(e.Field, "Request.")
+	if p, ok := locate(body, strings.Split(field, "."), e.Type); ok {
+		return strings.TrimPrefix(p, ".")
+	}
+	return field
+}
+
+// locate walks raw along the JSON keys in parts, trying every element of the
+// arrays on the way, and returns the path of the first value that does not
+// decode into typ.
+func locate(raw json.RawMessage, parts []string, typ reflect.Type) (string, bool) {
+	var arr []json.RawMessage
+	isArr := json.Unmarshal(raw, &arr) == nil
+	if len(parts) == 0 {
+		if json.Unmarshal(raw, reflect.New(typ).Interface()) == nil {
+			return "", false
+		}
+		if isArr && typ.Kind() != reflect.Slice && typ.Kind() != reflect.Array {
+			for i, el := range arr {
+				if json.Unmarshal(el, reflect.New(typ).Interface()) != nil {
+					return fmt.Sprintf("[%d]", i), true
+				}
+			}
+		}
+		return "", true
+	}
+	if isArr {
+		for i, el := range arr {
+			if p, ok := locate(el, parts, typ); ok {
+				return fmt.Sprintf("[%d]%s", i, p), true
+			}
+		}
+		return "", false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return "", false
+	}
+	v, ok := obj[parts[0]]
+	if !ok { // encoding/json matches keys case-insensitively
+		for k, kv := range obj {
+			if strings.EqualFold(k, parts[0]) {
+				v, ok = kv, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	p, ok := locate(v, parts[1:], typ)
+	return "." + parts[0] + p, ok
+}
+
+// jsonKind names a Go kind in JSON terms for error messages.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+		return "a number"
+	}
+	return kind
+}
