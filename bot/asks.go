@@ -25,7 +25,14 @@ var (
 // conversation and waits for its end. When ctx ends first the ask is
 // withdrawn (ASK_ABORTED) and its message updated.
 func (b *Bot) Ask(ctx context.Context, r interaction.Request) (interaction.Answer, error) {
-	ask, err := b.Create(ctx, interaction.AskInput{Request: r})
+	if err := ctx.Err(); err != nil {
+		return interaction.Answer{}, interaction.Errorf(interaction.AskAborted, "ask: the caller withdrew before asking")
+	}
+	// Posting is not interrupted half-way (a message Slack accepted must
+	// stay tied to its record); a caller that left meanwhile withdraws it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	ask, err := b.Create(cctx, interaction.AskInput{Request: r})
+	cancel()
 	if err != nil {
 		return interaction.Answer{}, err
 	}
@@ -199,7 +206,7 @@ func (b *Bot) Get(ctx context.Context, id string) (interaction.Ask, error) {
 func (b *Bot) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	ch, cancel := b.waiters.add(id)
 	defer cancel()
-	ask, err := b.Get(ctx, id)
+	ask, err := b.Get(context.WithoutCancel(ctx), id)
 	if err != nil || ask.Status.Ended() {
 		return ask, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slackask/slackask/bot"
 	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
@@ -82,7 +83,16 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	if _, err := svc.Register(b); err != nil {
 		return err
 	}
-	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: b.Ready, Logger: log.With().Str("component", "http").Logger()})
+	ready := []func(context.Context) error{b.Ready}
+	var bridge *dsh.Bridge
+	if cfg.DshURL != "" {
+		bridge, err = dsh.New(dsh.Config{URL: cfg.DshURL, Channel: cfg.DshChannel, Service: b, Logger: log.With().Str("component", "dsh").Logger()})
+		if err != nil {
+			return fmt.Errorf("SLACKASK_DSH_URL: %w", err)
+		}
+		ready = append(ready, bridge.Ready)
+	}
+	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
 	ln := hooks.listener
 	if ln == nil {
@@ -109,6 +119,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		cancel()
 	})
 	wg.Go(func() { prune(ctx, st, cfg.Retention, hooks.clock, log) })
+	if bridge != nil {
+		wg.Go(func() { _ = bridge.Run(ctx) })
+	}
 	log.Info().Str("addr", ln.Addr().String()).Msg("HTTP API listening")
 	if hooks.started != nil {
 		hooks.started(ln.Addr().String())
@@ -120,6 +133,17 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// allReady reports ready when every check does.
+func allReady(checks []func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var errs []error
+		for _, c := range checks {
+			errs = append(errs, c(ctx))
+		}
+		return errors.Join(errs...)
+	}
 }
 
 func openStore(ctx context.Context, dsn string) (store.Store, error) {

@@ -1,0 +1,390 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	chanID = "C0TEST"
+	alice  = "U0ALICE"
+	bob    = "U0BOB"
+)
+
+type rig struct {
+	t     *testing.T
+	fake  *slackfake.Server
+	store store.Store
+	clock *clock.Fake
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	fake.AddUser(alice, "alice")
+	fake.AddUser(bob, "bob")
+	fake.AddChannel(chanID, "test")
+	return &rig{t: t, fake: fake, store: memory.New(), clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))}
+}
+
+// start runs a Bot on the rig until the test ends or stop is called.
+func (r *rig) start() (b *Bot, stop func()) {
+	r.t.Helper()
+	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
+	b, err := New(context.Background(), Config{API: api, Store: r.store, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = b.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	r.t.Cleanup(stop)
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	for b.Ready(wctx) != nil {
+		if wctx.Err() != nil {
+			r.t.Fatal("bot never connected")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return b, stop
+}
+
+func (r *rig) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	r.t.Cleanup(cancel)
+	return ctx
+}
+
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	if err := r.fake.WaitFor(r.ctx(), cond); err != nil {
+		r.t.Fatalf("never: %s", what)
+	}
+}
+
+func (r *rig) messageHas(ts, s string) func() bool {
+	return func() bool {
+		m, ok := r.fake.Message(chanID, ts)
+		return ok && strings.Contains(string(m.Blocks), s)
+	}
+}
+
+func yesNo(id string) interaction.Question {
+	return interaction.Question{ID: id, Question: "Go?", Options: []interaction.Option{{Label: "yes"}, {Label: "no"}}}
+}
+
+func twoQuestions() interaction.Request {
+	return interaction.Request{Questions: []interaction.Question{yesNo("a"), yesNo("b")}}
+}
+
+func selectFinder(q int) slackfake.Finder {
+	return func(blockID, actionID string, el map[string]any) bool {
+		t, _ := el["type"].(string)
+		return strings.Contains(t, "select") && strings.HasSuffix(actionID, fmt.Sprintf(".%d.select", q))
+	}
+}
+
+func buttonFinder(q int, kind string) slackfake.Finder {
+	return func(blockID, actionID string, el map[string]any) bool {
+		return el["type"] == "button" && strings.HasSuffix(actionID, fmt.Sprintf(".%d.%s", q, kind)) && strings.HasSuffix(blockID, ".controls")
+	}
+}
+
+func TestProviderAskWithdrawnWhenContextEnds(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.Ask(ctx, twoQuestions())
+		errc <- err
+	}()
+	r.waitFor("message posted", func() bool { return len(r.fake.Messages(chanID)) == 1 })
+	cancel()
+	err := <-errc
+	if interaction.ErrorCode(err) != interaction.AskAborted {
+		t.Fatalf("err = %v, want ASK_ABORTED", err)
+	}
+	ts := r.fake.Messages(chanID)[0].TS
+	r.waitFor("message says withdrawn", r.messageHas(ts, "ithdrawn"))
+}
+
+func TestProviderAskAnswered(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	var svc interaction.Service
+	if _, err := svc.Register(b); err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		a   interaction.Answer
+		err error
+	}
+	out := make(chan res, 1)
+	go func() {
+		a, err := svc.Ask(r.ctx(), interaction.Request{Questions: []interaction.Question{yesNo("go")}})
+		out <- res{a, err}
+	}()
+	r.waitFor("message posted", func() bool { return len(r.fake.Messages(chanID)) == 1 })
+	ts := r.fake.Messages(chanID)[0].TS
+	if _, err := r.fake.Person(alice).Select(r.ctx(), chanID, ts, selectFinder(0), "no"); err != nil {
+		t.Fatal(err)
+	}
+	got := <-out
+	if got.err != nil || got.a.Answers[0].Selected[0] != "no" {
+		t.Fatalf("%+v %v", got.a, got.err)
+	}
+}
+
+func TestForgedViewMetadataIsRefused(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, meta := range map[string]string{
+		"no signature":     "v1:" + ask.ID + ":0:" + alice,
+		"bad signature":    "v1:" + ask.ID + ":0:" + alice + ":AAAA",
+		"other user's":     b.signMeta(viewMeta{askID: ask.ID, q: 0, user: bob}),
+		"garbage":          "{}",
+		"signed elsewhere": signWith([]byte("another key"), viewMeta{askID: ask.ID, q: 0, user: alice}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			payload := map[string]any{
+				"type": "view_submission", "user": map[string]any{"id": alice}, "team": map[string]any{"id": "T0FAKE"},
+				"view": map[string]any{"id": "V1", "callback_id": "slackask_other", "private_metadata": meta,
+					"state": map[string]any{"values": map[string]any{"custom": map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "forged"}}}}},
+			}
+			ack, err := r.fake.Person(alice).Raw(r.ctx(), payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(ack), "errors") {
+				t.Fatalf("ack %s: want response_action errors", ack)
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	rec, _ := r.store.Get(r.ctx(), ask.ID)
+	for _, p := range rec.Progress {
+		if p.Custom != "" {
+			t.Fatalf("forged view changed progress: %+v", rec.Progress)
+		}
+	}
+}
+
+func signWith(key []byte, m viewMeta) string {
+	b := &Bot{metaKey: key}
+	return b.signMeta(m)
+}
+
+func TestPayloadFromAnotherMessageIsIgnored(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, container := range map[string]map[string]any{
+		"other channel": {"type": "message", "channel_id": "C0OTHER", "message_ts": ask.TS},
+		"other message": {"type": "message", "channel_id": chanID, "message_ts": "1.000001"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			payload := map[string]any{
+				"type": "block_actions", "user": map[string]any{"id": alice}, "team": map[string]any{"id": "T0FAKE"},
+				"api_app_id": "A0FAKE", "container": container,
+				"actions": []map[string]any{{"type": "button", "action_id": "sa." + ask.ID + ".1.-1.cancel", "block_id": "sa." + ask.ID + ".1.-1.controls"}},
+			}
+			if _, err := r.fake.Person(alice).Raw(r.ctx(), payload); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
+		t.Fatalf("a payload from another message ended the ask: %+v", got)
+	}
+}
+
+func TestReminderOnce(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	in := interaction.AskInput{Request: twoQuestions(), Responders: []string{alice}, RemindAfter: interaction.Duration(time.Hour)}
+	ask, err := b.Create(r.ctx(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(59 * time.Minute)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(r.fake.Messages(chanID)); n != 1 {
+		t.Fatalf("reminder came early: %d messages", n)
+	}
+	r.clock.Advance(time.Minute)
+	r.waitFor("reminder in the thread", func() bool {
+		for _, m := range r.fake.Messages(chanID) {
+			if m.ThreadTS == ask.TS && strings.Contains(m.Text, "<@"+alice+">") && strings.Contains(m.Text, "Reminder") {
+				return true
+			}
+		}
+		return false
+	})
+	r.clock.Advance(3 * time.Hour)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(r.fake.Messages(chanID)); n != 2 {
+		t.Fatalf("%d messages, want the ask and one reminder", n)
+	}
+}
+
+func TestRestartRecovers(t *testing.T) {
+	r := newRig(t)
+	b1, stop1 := r.start()
+	short := interaction.AskInput{Request: twoQuestions(), Timeout: interaction.Duration(10 * time.Minute)}
+	expiring, err := b1.Create(r.ctx(), short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := b1.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("x")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An ask that ended but whose final update never reached Slack.
+	ended, err := b1.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop1()
+	if _, err := r.store.Update(r.ctx(), ended.ID, func(rec *store.Record) error {
+		now := r.clock.Now()
+		rec.Status, rec.EndedAt, rec.Rev, rec.Synced = interaction.StatusCancelled, &now, rec.Rev+1, false
+		rec.Error = interaction.Errorf(interaction.AskCancelled, "cancelled")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(time.Hour) // the deadline passes while the service is down
+
+	b2, _ := r.start()
+	r.waitFor("expired ask's message updated", r.messageHas(expiring.TS, "xpired"))
+	if got, _ := b2.Get(r.ctx(), expiring.ID); got.Status != interaction.StatusExpired {
+		t.Fatalf("status %s, want expired", got.Status)
+	}
+	r.waitFor("unsynced ended ask's message updated", func() bool {
+		m, _ := r.fake.Message(chanID, ended.TS)
+		return !strings.Contains(string(m.Blocks), `"actions"`)
+	})
+	// The message posted before the restart still answers, the first time.
+	if _, err := r.fake.Person(alice).Select(r.ctx(), chanID, open.TS, selectFinder(0), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := b2.Wait(wctx, open.ID)
+	if err != nil || got.Status != interaction.StatusAnswered || got.Answer.Answers[0].Selected[0] != "yes" {
+		t.Fatalf("answer after restart: %+v %v", got, err)
+	}
+}
+
+func TestRecoverPostsAcceptedButUnpostedAsk(t *testing.T) {
+	r := newRig(t)
+	// A record stored by a process that died before chat.postMessage.
+	past := r.clock.Now().Add(-time.Minute)
+	rec := store.Record{Ask: interaction.Ask{ID: "aunposted", Status: interaction.StatusPending, Questions: twoQuestions().Questions,
+		Channel: chanID, CreatedAt: past}, Rev: 1, IdempotencyKey: "k1"}
+	if _, _, err := r.store.Create(r.ctx(), rec); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := r.start()
+	r.waitFor("the ask is posted and its ts stored", func() bool {
+		got, _ := b.Get(r.ctx(), "aunposted")
+		return len(r.fake.Messages(chanID)) == 1 && got.TS != ""
+	})
+	// A retried POST with the same key returns it without a second message.
+	again, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k1"})
+	if err != nil || again.ID != "aunposted" || len(r.fake.Messages(chanID)) != 1 {
+		t.Fatalf("idempotent create: %+v %v, %d messages", again, err, len(r.fake.Messages(chanID)))
+	}
+}
+
+func TestKeyedQueueOrder(t *testing.T) {
+	var q keyedQueue
+	var mu sync.Mutex
+	got := map[string][]int{}
+	for i := range 200 {
+		key := fmt.Sprint(i % 3)
+		q.submit(key, func() {
+			mu.Lock()
+			got[key] = append(got[key], i)
+			mu.Unlock()
+		})
+	}
+	q.wait()
+	for key, seq := range got {
+		for j := 1; j < len(seq); j++ {
+			if seq[j] < seq[j-1] {
+				t.Fatalf("key %s ran out of order: %v", key, seq)
+			}
+		}
+	}
+}
+
+func TestSlackErrMessage(t *testing.T) {
+	err := slackErr(slack.SlackErrorResponse{Err: "invalid_blocks", ResponseMetadata: slack.ResponseMetadata{Messages: []string{"[ERROR] too long"}}})
+	var ie *interaction.Error
+	if !errors.As(err, &ie) || ie.Code != interaction.SlackError || !strings.Contains(ie.Message, "invalid_blocks") || !strings.Contains(ie.Message, "too long") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestCreateRejectsBadIDs(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	for name, in := range map[string]interaction.AskInput{
+		"mention":    {Request: twoQuestions(), Mention: []string{"<!channel>"}},
+		"responder":  {Request: twoQuestions(), Responders: []string{"alice"}},
+		"user":       {Request: twoQuestions(), User: "C0NOTAUSER"},
+		"channel":    {Request: twoQuestions(), Channel: "#general"},
+		"thread":     {Request: twoQuestions(), ThreadTS: "yesterday"},
+		"no channel": {Request: twoQuestions(), Channel: ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if name == "no channel" {
+				b.cfg.DefaultChannel = ""
+				defer func() { b.cfg.DefaultChannel = chanID }()
+			}
+			if _, err := b.Create(r.ctx(), in); interaction.ErrorCode(err) != interaction.InvalidQuestion {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+	if n := len(r.fake.Messages(chanID)); n != 0 {
+		t.Fatalf("%d messages posted", n)
+	}
+}
