@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/dsh/dshtest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
@@ -436,4 +438,58 @@ func TestValidationErrorsOverHTTP(t *testing.T) {
 	if n := len(h.fake.Messages(channel)); n != 0 {
 		t.Fatalf("%d messages posted for invalid requests", n)
 	}
+}
+
+func TestDshQuestionAnsweredInSlack(t *testing.T) {
+	host := dshtest.New()
+	defer host.Close()
+	h := start(t, withConfig(func(c *config.Config) { c.DshURL = host.URL }))
+	ctx := ctxT(t)
+	host.SetTitle("s1", "Refactor the parser")
+	q1 := question("approach", "Which approach?", "Rewrite", "Patch")
+	rpc1 := host.Ask("s1", []interaction.Question{q1})
+	var first slackfake.Message
+	if err := h.fake.WaitFor(ctx, func() bool {
+		ms := h.fake.Messages(channel)
+		if len(ms) > 0 {
+			first = ms[0]
+		}
+		return len(ms) == 1
+	}); err != nil {
+		t.Fatal("the dsh question never reached Slack")
+	}
+	if !strings.Contains(string(first.Blocks), "Refactor the parser") {
+		t.Errorf("session title not shown: %s", first.Blocks)
+	}
+	// A second question of the session goes into the first one's thread.
+	rpc2 := host.Ask("s1", []interaction.Question{question("tests", "Add tests?", "Yes", "No")})
+	var second slackfake.Message
+	if err := h.fake.WaitFor(ctx, func() bool {
+		for _, m := range h.fake.Messages(channel) {
+			if m.ThreadTS == first.TS && strings.Contains(string(m.Blocks), "Add tests?") {
+				second = m
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("second question not in the session thread: %+v", h.fake.Messages(channel))
+	}
+	p := h.fake.Person(alice)
+	if _, err := p.Select(ctx, channel, first.TS, control(0, "select"), "Patch"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := host.Wait(ctx, rpc1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.ModelText; got != `{"answers":[{"id":"approach","selected":["Patch"]}]}` {
+		t.Fatalf("the model would see %s", got)
+	}
+	// The turn is interrupted: the second ask ends as withdrawn.
+	host.Interrupt("s1")
+	h.waitMessage(interaction.Ask{Channel: channel, TS: second.TS}, "said the agent stopped waiting", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), "stopped waiting")
+	})
+	_ = rpc2
 }
