@@ -105,9 +105,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 // left by an earlier process, and handles payloads until ctx is done. It
 // returns ctx's error, or the error that made Slack unusable (invalid auth).
 func (b *Bot) Run(ctx context.Context) error {
-	auth, err := b.api.AuthTestContext(ctx)
+	auth, err := b.authTest(ctx)
 	if err != nil {
-		return fmt.Errorf("bot run: auth.test: %w", slackErr(err))
+		return err
 	}
 	b.teamID, b.botID = auth.TeamID, auth.BotID
 	ctx, cancel := context.WithCancel(ctx)
@@ -130,6 +130,31 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.queue.wait()
 	b.connected.Store(false)
 	return err
+}
+
+// authTest calls auth.test until it answers: a refused token is fatal, a
+// Slack that cannot be reached is waited for (1 s doubling to 30 s).
+func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
+	wait := time.Second
+	for {
+		auth, err := b.api.AuthTestContext(ctx)
+		if err == nil {
+			return auth, nil
+		}
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) || ctx.Err() != nil {
+			return nil, fmt.Errorf("bot run: auth.test: %w", slackErr(err))
+		}
+		b.log.Warn().Err(slackErr(err)).Dur("retry_in", wait).Msg("Slack unreachable; retrying")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
 }
 
 func (b *Bot) loop(ctx context.Context, sm *socketmode.Client, runErr chan error) error {

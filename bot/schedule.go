@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -228,6 +229,55 @@ func (b *Bot) recover(ctx context.Context) {
 	b.log.Info().Int("pending", len(pending)).Msg("recovered asks from the store")
 }
 
+// adoptOrPost finishes an ask whose post may or may not have reached
+// Slack before the process died: a message of ours carrying the ask's id
+// is adopted (its ts stored, the message re-rendered), else it is posted.
+func (b *Bot) adoptOrPost(ctx context.Context, rec store.Record) (store.Record, error) {
+	ts, err := b.findPosted(ctx, rec)
+	if err != nil {
+		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("recover: could not look for an earlier post; posting")
+	}
+	if ts == "" {
+		return b.post(ctx, rec)
+	}
+	return b.store.Update(ctx, rec.ID, func(r *store.Record) error {
+		r.TS, r.Rev, r.Synced = ts, r.Rev+1, false
+		return nil
+	})
+}
+
+// findPosted looks in the conversation (or thread) for a message posted
+// since the ask was created whose blocks carry the ask's id.
+func (b *Bot) findPosted(ctx context.Context, rec store.Record) (string, error) {
+	oldest := fmt.Sprintf("%d.000000", rec.CreatedAt.Add(-time.Minute).Unix())
+	var msgs []slack.Message
+	err := b.call(ctx, "conversations.history", func(ctx context.Context) error {
+		var err error
+		if rec.ThreadTS != "" {
+			msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: rec.Channel, Timestamp: rec.ThreadTS, Oldest: oldest, Limit: 200})
+			return err
+		}
+		var resp *slack.GetConversationHistoryResponse
+		resp, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: rec.Channel, Oldest: oldest, Limit: 200})
+		if resp != nil {
+			msgs = resp.Messages
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	prefix := "sa." + rec.ID + "."
+	for _, m := range msgs {
+		for _, blk := range m.Blocks.BlockSet {
+			if strings.HasPrefix(blk.ID(), prefix) {
+				return m.Timestamp, nil
+			}
+		}
+	}
+	return "", nil
+}
+
 func (b *Bot) recoverPending(ctx context.Context, rec store.Record, start time.Time) {
 	if rec.TS == "" {
 		if !rec.CreatedAt.Before(start) {
@@ -238,7 +288,7 @@ func (b *Bot) recoverPending(ctx context.Context, rec store.Record, start time.T
 			rec, err = b.openDM(ctx, rec)
 		}
 		if err == nil {
-			rec, err = b.post(ctx, rec)
+			rec, err = b.adoptOrPost(ctx, rec)
 		}
 		if err != nil {
 			b.log.Error().Err(err).Str("ask", rec.ID).Msg("recover: post")

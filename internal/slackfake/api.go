@@ -47,6 +47,8 @@ var apiMethods = map[string]apiMethod{
 	"chat.postEphemeral":    {botToken, (*Server).chatPostEphemeral},
 	"chat.getPermalink":     {botToken, (*Server).chatGetPermalink},
 	"conversations.open":    {botToken, (*Server).conversationsOpen},
+	"conversations.history": {botToken, (*Server).conversationsHistory},
+	"conversations.replies": {botToken, (*Server).conversationsReplies},
 	"users.info":            {botToken, (*Server).usersInfo},
 	"usergroups.users.list": {botToken, (*Server).usergroupsUsersList},
 	"views.open":            {botToken, (*Server).viewsOpen},
