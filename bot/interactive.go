@@ -20,34 +20,55 @@ import (
 const maxCustomLen = 3000
 
 // onInteractive acks the envelope at once — with validation errors for a
-// modal whose text is blank, decided without I/O — and hands the work to
-// the ask's queue.
+// modal whose text is blank, decided without I/O — and then starts the
+// work: in the ask's queue, or at once for modals (their trigger is short).
 func (b *Bot) onInteractive(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
-	cb, ok := evt.Data.(slack.InteractionCallback)
 	if evt.Request == nil {
 		return
 	}
+	cb, ok := evt.Data.(slack.InteractionCallback)
 	if !ok {
 		b.ack(sm, evt.Request, nil)
 		b.log.Warn().Str("envelope", evt.Request.EnvelopeID).Msg("interactive payload that did not parse")
 		return
 	}
-	switch cb.Type {
-	case slack.InteractionTypeBlockActions:
-		b.ack(sm, evt.Request, nil)
-		b.onBlockActions(ctx, cb)
-	case slack.InteractionTypeViewSubmission:
-		sub, resp := b.checkSubmission(cb)
-		b.ack(sm, evt.Request, resp)
-		if sub != nil {
-			b.queue.submit(sub.meta.askID, func() { b.onCustom(ctx, cb, *sub) })
+	ack, jobs := b.route(ctx, cb)
+	b.ack(sm, evt.Request, ack)
+	for _, j := range jobs {
+		if j.queue == "" {
+			b.handlers.Go(j.fn)
+		} else {
+			b.queue.submit(j.queue, j.fn)
 		}
-	default: // view_closed, shortcuts, …: nothing to do
-		b.ack(sm, evt.Request, nil)
 	}
 }
 
-func (b *Bot) onBlockActions(ctx context.Context, cb slack.InteractionCallback) {
+// job is work that follows an ack: run in the named ask's queue, or, with
+// no queue, at once.
+type job struct {
+	queue string
+	fn    func()
+}
+
+// route decides, without I/O, the ack of an interactive payload and the
+// work it calls for.
+func (b *Bot) route(ctx context.Context, cb slack.InteractionCallback) (ack any, jobs []job) {
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		return nil, b.blockActionJobs(ctx, cb)
+	case slack.InteractionTypeViewSubmission:
+		sub, resp := b.checkSubmission(cb)
+		if sub != nil {
+			jobs = append(jobs, job{queue: sub.meta.askID, fn: func() { b.onCustom(ctx, cb, *sub) }})
+		}
+		return resp, jobs
+	default: // view_closed, shortcuts, …: nothing to do
+		return nil, nil
+	}
+}
+
+func (b *Bot) blockActionJobs(ctx context.Context, cb slack.InteractionCallback) []job {
+	var jobs []job
 	for _, a := range cb.ActionCallback.BlockActions {
 		if a == nil {
 			continue
@@ -60,12 +81,12 @@ func (b *Bot) onBlockActions(ctx context.Context, cb slack.InteractionCallback) 
 		act := *a
 		switch ref.Kind {
 		case blocks.KindOther, blocks.KindDetails:
-			// The trigger lives ~3 s: open the modal now, outside the queue.
-			b.handlers.Go(func() { b.openModal(ctx, cb, ref) })
+			jobs = append(jobs, job{fn: func() { b.openModal(ctx, cb, ref) }})
 		default:
-			b.queue.submit(ref.AskID, func() { b.onAction(ctx, cb, act, ref) })
+			jobs = append(jobs, job{queue: ref.AskID, fn: func() { b.onAction(ctx, cb, act, ref) }})
 		}
 	}
+	return jobs
 }
 
 // admit loads the ask a payload names and checks that the payload belongs

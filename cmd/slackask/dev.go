@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/devui"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+// The workspace `slackask dev` starts with.
+const (
+	devBotToken    = "xoxb-slackask-dev"
+	devAppToken    = "xapp-slackask-dev"
+	devChannel     = "C0DEV"
+	devChannelName = "dev"
+	devYou         = "U0DEV"
+	devAlice       = "U0ALICE"
+	devBob         = "U0BOB"
+	devGroup       = "S0REVIEW"
+	devGroupHandle = "reviewers"
+	devDatabase    = "slackask-dev.db"
+)
+
+// cmdDev runs `slackask dev`: the Slack emulator, the service wired to it
+// exactly as serve wires to Slack, and the emulator's web page.
+func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "slackask dev: takes no arguments (configure it with environment variables)\n")
+		return 2
+	}
+	cfg, reset, err := devConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask dev: %v\n", err)
+		return 2
+	}
+	log, err := cfg.Logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask dev: %v\n", err)
+		return 2
+	}
+	if err := runDev(ctx, cfg, log, &devHooks{stdout: stdout, resetDB: reset}); err != nil {
+		fmt.Fprintf(stderr, "slackask dev: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// devConfig loads the environment as serve does and fills in what dev
+// provides: the emulator's tokens, the #dev channel, a database file of its
+// own (reset is true when that default file should start empty) and
+// console logs. Every other setting is honoured.
+func devConfig() (cfg config.Config, reset bool, err error) {
+	cfg, err = config.Load()
+	if err != nil {
+		return cfg, false, err
+	}
+	set := func(name string) bool {
+		v, ok := os.LookupEnv(name)
+		return ok && strings.TrimSpace(v) != ""
+	}
+	cfg.SlackBotToken, cfg.SlackAppToken = devBotToken, devAppToken
+	cfg.SlackAPIURL = "http://127.0.0.1/api/" // replaced by the emulator's once it listens
+	if cfg.Channel == "" {
+		cfg.Channel = devChannel
+	}
+	if !set("SLACKASK_DATABASE") {
+		cfg.Database, reset = devDatabase, true
+	}
+	if !set("SLACKASK_LOG_FORMAT") {
+		cfg.LogFormat = "console"
+	}
+	if err := cfg.ValidateServe(); err != nil {
+		return cfg, false, err
+	}
+	if cfg.DevAddr == "" {
+		return cfg, false, errors.New("SLACKASK_DEV_ADDR is empty")
+	}
+	return cfg, reset, nil
+}
+
+// devHooks lets tests run dev on their own listeners and see inside.
+type devHooks struct {
+	stdout      io.Writer
+	resetDB     bool              // remove the database file first (the emulator keeps nothing between runs)
+	devListener net.Listener      // instead of listening on cfg.DevAddr
+	apiListener net.Listener      // instead of listening on cfg.HTTPAddr
+	started     func(d devStatus) // once the page and the HTTP API listen
+}
+
+// devStatus is what a started dev process offers.
+type devStatus struct {
+	PageURL string
+	APIURL  string
+	Fake    *slackfake.Server
+}
+
+// runDev starts the emulator, its page and the service, and runs until ctx
+// ends.
+func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *devHooks) (err error) {
+	if hooks == nil {
+		hooks = &devHooks{}
+	}
+	if hooks.stdout == nil {
+		hooks.stdout = io.Discard
+	}
+	// Listen first: a second `slackask dev` fails here, before touching
+	// the database of the first.
+	devLn, apiLn := hooks.devListener, hooks.apiListener
+	if devLn == nil {
+		if devLn, err = net.Listen("tcp", cfg.DevAddr); err != nil {
+			return fmt.Errorf("listen on SLACKASK_DEV_ADDR %s: %w", cfg.DevAddr, err)
+		}
+	}
+	defer devLn.Close()
+	if apiLn == nil {
+		if apiLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("listen on SLACKASK_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+		}
+	}
+	defer apiLn.Close() // serve closes it too; this covers its early errors
+	if hooks.resetDB {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if err := os.Remove(cfg.Database + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("starting %s afresh: %w", cfg.Database, err)
+			}
+		}
+	}
+
+	fake, err := slackfake.New(slackfake.Config{
+		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, TeamID: "T0DEV", AppID: "A0SLACKASK",
+		Logf: func(format string, args ...any) {
+			log.Debug().Str("component", "emulator").Msg(fmt.Sprintf(format, args...))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	seedWorkspace(fake, cfg.Channel)
+	cfg.SlackAPIURL = fake.APIURL()
+
+	apiURL, pageURL := browsable(apiLn.Addr()), browsable(devLn.Addr())
+	curl := devCurl(apiURL, cfg.APIToken != "")
+	ui := devui.New(fake, devui.Options{
+		Channel: cfg.Channel, User: devYou, GroupNames: map[string]string{devGroup: devGroupHandle},
+		APIURL: apiURL, Curl: curl,
+		Logf: func(format string, args ...any) {
+			log.Warn().Str("component", "devui").Msg(fmt.Sprintf(format, args...))
+		},
+	})
+	page := &http.Server{Handler: ui, ReadHeaderTimeout: 10 * time.Second}
+	page.RegisterOnShutdown(ui.Close)
+	pageDone := make(chan error, 1)
+	go func() { pageDone <- page.Serve(devLn) }()
+	defer func() {
+		ui.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = page.Shutdown(sctx)
+		if perr := <-pageDone; perr != nil && !errors.Is(perr, http.ErrServerClosed) && err == nil {
+			err = fmt.Errorf("page: %w", perr)
+		}
+	}()
+
+	sh := serveHooks{listener: apiLn}
+	sh.started = func(string) {
+		fmt.Fprint(hooks.stdout, devBanner(pageURL, apiURL, curl, cfg, hooks.resetDB))
+		log.Info().Str("page", pageURL).Str("api", apiURL).Msg("slackask dev ready")
+		if hooks.started != nil {
+			hooks.started(devStatus{PageURL: pageURL, APIURL: apiURL, Fake: fake})
+		}
+	}
+	return serve(ctx, cfg, log, &sh)
+}
+
+// seedWorkspace creates the people, the channel and the user group of the
+// dev workspace.
+func seedWorkspace(fake *slackfake.Server, channel string) {
+	fake.AddUser(devYou, "dev")
+	fake.AddUser(devAlice, "alice")
+	fake.AddUser(devBob, "bob")
+	fake.AddChannel(devChannel, devChannelName)
+	if channel != devChannel && channel != "" {
+		fake.AddChannel(channel, strings.TrimPrefix(channelName(channel), "#"))
+	}
+	fake.AddUserGroup(devGroup, devYou, devAlice)
+}
+
+// devAsk is the example request printed at start and shown on the page:
+// a select, a multi-select and a free-text question that dev and the
+// reviewers group may answer.
+const devAsk = `{"agent":{"id":"demo","name":"Demo agent"},` +
+	`"questions":[` +
+	`{"id":"db","header":"Database","question":"Which database should the service use?",` +
+	`"options":[{"label":"PostgreSQL","description":"what we run elsewhere"},{"label":"SQLite","description":"one file, no server"}]},` +
+	`{"id":"envs","question":"Deploy to which environments?","multiSelect":true,"options":[{"label":"dev"},{"label":"staging"},{"label":"prod"}]},` +
+	`{"id":"notes","question":"Anything else I should know?"}],` +
+	`"responders":["` + devYou + `","` + devGroup + `"]}`
+
+// devCurl is a ready-to-paste ask that waits for the answer.
+func devCurl(apiURL string, token bool) string {
+	auth := ""
+	if token {
+		auth = ` -H "Authorization: Bearer $SLACKASK_API_TOKEN"`
+	}
+	return "curl -s '" + apiURL + "/v1/asks?wait=10m' -H 'Content-Type: application/json'" + auth + " -d '" + devAsk + "'"
+}
+
+func devBanner(pageURL, apiURL, curl string, cfg config.Config, fresh bool) string {
+	db := cfg.Database
+	if fresh {
+		db += " (started afresh: the emulator keeps nothing between runs)"
+	}
+	return fmt.Sprintf(`
+slackask dev: slackask wired to a local Slack emulator (no workspace, no tokens)
+
+  Open  %s    you are "dev"; switch to alice or bob on the page
+  API   %s
+
+Ask something; curl waits until you answer in the browser:
+
+  %s
+
+Questions go to %s. dev and @%s (dev, alice) may answer this one; bob may not.
+Database: %s. Ctrl-C stops. For a real workspace: slackask serve (see README.md).
+
+`, pageURL, apiURL, curl, channelName(cfg.Channel), devGroupHandle, db)
+}
+
+// channelName is how the banner names the default channel.
+func channelName(id string) string {
+	if id == devChannel {
+		return "#" + devChannelName
+	}
+	return "#" + strings.ToLower(strings.TrimPrefix(id, "#"))
+}
+
+// browsable returns an http URL for a listen address, with a wildcard host
+// (0.0.0.0, ::) replaced by the loopback address.
+func browsable(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

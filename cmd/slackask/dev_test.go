@@ -1,0 +1,472 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// devRun is a `slackask dev` running in the test.
+type devRun struct {
+	devStatus
+	logs   *syncBuffer
+	stdout *syncBuffer
+	http   *http.Client
+}
+
+// startDev runs runDev on random loopback ports with a fresh database.
+func startDev(t *testing.T) *devRun {
+	t.Helper()
+	devLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{
+		SlackBotToken: devBotToken, SlackAppToken: devAppToken, Channel: devChannel,
+		HTTPAddr: apiLn.Addr().String(), DevAddr: devLn.Addr().String(),
+		Database: filepath.Join(t.TempDir(), "dev.db"), LogLevel: "debug", LogFormat: "json", Retention: time.Hour,
+	}
+	d := &devRun{logs: &syncBuffer{}, stdout: &syncBuffer{}, http: &http.Client{Transport: &http.Transport{}}}
+	log := zerolog.New(d.logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	started := make(chan devStatus, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, cfg, log, &devHooks{
+			stdout: d.stdout, devListener: devLn, apiListener: apiLn,
+			started: func(s devStatus) { started <- s },
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("runDev: %v", err)
+		}
+		d.http.CloseIdleConnections()
+		if t.Failed() {
+			t.Logf("dev log:\n%s", d.logs.String())
+		}
+	})
+	select {
+	case d.devStatus = <-started:
+	case err := <-done:
+		t.Fatalf("runDev ended early: %v\n%s", err, d.logs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("dev never started")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := d.http.Get(d.APIURL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service never became ready\n%s", d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return d
+}
+
+// ask posts an ask with ?wait and delivers the final resource.
+func (d *devRun) ask(t *testing.T, body string) <-chan interaction.Ask {
+	t.Helper()
+	out := make(chan interaction.Ask, 1)
+	go func() {
+		defer close(out)
+		resp, err := d.http.Post(d.APIURL+"/v1/asks?wait=50s", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Errorf("POST /v1/asks: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var a interaction.Ask
+		if resp.StatusCode != 201 || json.Unmarshal(raw, &a) != nil {
+			t.Errorf("POST /v1/asks: %d %s", resp.StatusCode, raw)
+			return
+		}
+		out <- a
+	}()
+	return out
+}
+
+func TestDevConfig(t *testing.T) {
+	for _, k := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_API_URL", "SLACKASK_CHANNEL", "SLACKASK_DATABASE", "SLACKASK_LOG_FORMAT", "SLACKASK_RESPONDERS"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-real-one")
+	t.Setenv("SLACKASK_TIMEOUT", "5m")
+	cfg, reset, err := devConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SlackBotToken != devBotToken || cfg.SlackAppToken != devAppToken {
+		t.Errorf("tokens not the emulator's: %s", cfg)
+	}
+	if cfg.Channel != devChannel || cfg.Database != devDatabase || !reset || cfg.LogFormat != "console" || cfg.Timeout != 5*time.Minute {
+		t.Errorf("defaults: %s reset=%v", cfg, reset)
+	}
+	t.Setenv("SLACKASK_DATABASE", "mine.db")
+	t.Setenv("SLACKASK_CHANNEL", "C0OTHER")
+	t.Setenv("SLACKASK_LOG_FORMAT", "json")
+	cfg, reset, err = devConfig()
+	if err != nil || cfg.Database != "mine.db" || reset || cfg.Channel != "C0OTHER" || cfg.LogFormat != "json" {
+		t.Errorf("honoured settings: %s reset=%v err=%v", cfg, reset, err)
+	}
+	t.Setenv("SLACKASK_RESPONDERS", "not-an-id")
+	if _, _, err := devConfig(); err == nil || !strings.Contains(err.Error(), "SLACKASK_RESPONDERS") {
+		t.Errorf("bad responders accepted: %v", err)
+	}
+	for addr, want := range map[string]string{"0.0.0.0:8090": "http://127.0.0.1:8090", "[::]:8090": "http://[::1]:8090", "127.0.0.1:1": "http://127.0.0.1:1"} {
+		a, _ := net.ResolveTCPAddr("tcp", addr)
+		if got := browsable(a); got != want {
+			t.Errorf("browsable(%s) = %s, want %s", addr, got, want)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := cmdDev(context.Background(), []string{"extra"}, io.Discard, &stderr); code != 2 {
+		t.Errorf("cmdDev with arguments: exit %d", code)
+	}
+}
+
+// TestDevCommand runs `slackask dev` as a user does and pastes the curl
+// command it prints (as an HTTP request).
+func TestDevCommand(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"SLACKASK_HTTP_ADDR": "127.0.0.1:0", "SLACKASK_DEV_ADDR": "127.0.0.1:0", "SLACKASK_DATABASE": filepath.Join(dir, "dev.db"),
+		"SLACKASK_CHANNEL": "", "SLACKASK_RESPONDERS": "", "SLACKASK_API_TOKEN": "", "SLACKASK_LOG_LEVEL": "warn",
+	} {
+		t.Setenv(k, v)
+	}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- cmdDev(ctx, nil, stdout, stderr) }()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	}()
+	var banner string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(banner, "Ctrl-C"); banner = stdout.String() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner; stdout %q stderr %s", banner, stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	page := regexp.MustCompile(`Open  (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(banner)
+	api := regexp.MustCompile(`API   (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(banner)
+	curl := regexp.MustCompile(`curl -s '([^']+)' -H 'Content-Type: application/json' -d '([^']+)'`).FindStringSubmatch(banner)
+	if page == nil || api == nil || curl == nil {
+		t.Fatalf("banner lacks the page, the API or the curl command:\n%s", banner)
+	}
+	if !strings.HasPrefix(curl[1], api[1]+"/v1/asks?wait=") {
+		t.Errorf("curl URL %s is not the API's", curl[1])
+	}
+	httpc := &http.Client{Transport: &http.Transport{}}
+	defer httpc.CloseIdleConnections()
+	var resp *http.Response
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := httpc.Get(api[1] + "/readyz")
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never ready")
+		}
+	}
+	// The printed request, without waiting.
+	resp, err := httpc.Post(api[1]+"/v1/asks", "application/json", strings.NewReader(curl[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("the printed ask: %d %s", resp.StatusCode, raw)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := httpc.Get(page[1] + "/app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if strings.Contains(string(body), "Which database should the service use?") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the ask:\n%s", body)
+		}
+	}
+}
+
+// TestDevBrowser answers asks in headless Chromium: selects, a modal with
+// a validation error, a non-responder's refusal, a confirm dialog.
+func TestDevBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("skipping the browser test: %s is missing (apt-get install chromium)", chromiumPath)
+	}
+	shots := os.Getenv("SLACKASK_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := startDev(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var chromeOut syncBuffer
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+		chromedp.CombinedOutput(&chromeOut),
+	)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelBrowser()
+	defer func() {
+		if t.Failed() {
+			t.Logf("chromium output:\n%.4000s", chromeOut.String())
+		}
+	}()
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	waitJS := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+			html, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("app").outerHTML`))
+			t.Fatalf("%s: %v\npage:\n%.6000s", what, err, html)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond) // let the flash of a live update fade a little
+		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		path := filepath.Join(shots, name+".png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+	asUser := func(id string) {
+		t.Helper()
+		run("pick "+id, chromedp.SetValue(chromedp.ID("as"), id))
+		if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById("as").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+			t.Fatal(err)
+		}
+		waitJS("acting as "+id, fmt.Sprintf(`document.querySelector("[data-region=sidebar]").dataset.query.includes("as=%s")`, id))
+	}
+
+	run("open the page", chromedp.Navigate(d.PageURL), chromedp.WaitVisible(chromedp.CSS("h1")))
+	waitJS("the event stream", `document.querySelector(".dot.on") !== null`)
+	waitJS("the empty channel", `document.querySelector("#curl") !== null`)
+	shot("0-empty")
+	answered := d.ask(t, `{"agent":{"id":"deploy-bot","name":"Deploy bot"},
+		"questions":[
+		 {"id":"db","header":"Database","question":"Which database should the service use?","options":[{"label":"PostgreSQL","description":"what we run elsewhere"},{"label":"SQLite","description":"one file, no server"}]},
+		 {"id":"envs","question":"Deploy to which environments?","multiSelect":true,"options":[{"label":"dev"},{"label":"staging"},{"label":"prod"}]},
+		 {"id":"notes","question":"Anything else I should know? (<script>alert(1)</script> stays text)"}],
+		"responders":["U0DEV","S0REVIEW"]}`)
+
+	// The ask appears live, without a reload.
+	waitJS("the ask on the page", `document.querySelectorAll("article.msg.open").length === 1`)
+	msg := `article.msg.open`
+	text, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Deploy bot (deploy-bot) has 3 questions", "Who may answer: @dev, @reviewers", "<script>alert(1)</script> stays text", "Submit", "Cancel"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the message lacks %q:\n%s", want, text)
+		}
+	}
+	if n, _ := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#messages script").length`)); n != 0 {
+		t.Errorf("%d script elements inside the messages", n)
+	}
+	shot("1-ask")
+
+	// bob may not answer: his press gets the ephemeral refusal, for him only.
+	asUser(devBob)
+	run("bob presses Skip", chromedp.Click(chromedp.CSS(msg+` button[data-action$=".0.skip"]`)))
+	waitJS("bob's refusal", `[...document.querySelectorAll("article.msg.ephemeral")].some(m => m.textContent.includes("can't answer"))`)
+	eph, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("article.msg.ephemeral")))
+	if !strings.Contains(eph, "Only visible to you") || !strings.Contains(eph, "Only @dev, @reviewers may answer") {
+		t.Errorf("refusal: %q", eph)
+	}
+	shot("2-refusal-for-bob")
+	asUser(devYou)
+	waitJS("no refusal for dev", `document.querySelector("article.msg.ephemeral") === null`)
+
+	// dev picks SQLite in the select …
+	sel0 := msg + ` .select[data-action$=".0.select"]`
+	run("open the first menu", chromedp.Click(chromedp.CSS(sel0+" .select-btn")), chromedp.WaitVisible(chromedp.CSS(sel0+" .menu")))
+	run("choose SQLite", chromedp.Click(chromedp.CSS(sel0+` .opt[data-value="1"]`)))
+	waitJS("SQLite chosen", fmt.Sprintf(`(document.querySelector(%q + " .choice") || {}).textContent === "SQLite"`, sel0))
+	// … dev and prod in the multi-select, whose menu stays open …
+	sel1 := msg + ` .select[data-action$=".1.select"]`
+	run("open the second menu", chromedp.Click(chromedp.CSS(sel1+" .select-btn")), chromedp.WaitVisible(chromedp.CSS(sel1+" .menu")))
+	run("choose dev", chromedp.Click(chromedp.CSS(sel1+` .opt[data-value="0"]`)))
+	waitJS("dev chosen", fmt.Sprintf(`document.querySelectorAll(%q + " .chip").length === 1`, sel1))
+	run("choose prod", chromedp.Click(chromedp.CSS(sel1+` .opt[data-value="2"]`)))
+	waitJS("prod chosen", fmt.Sprintf(`[...document.querySelectorAll(%q + " .chip")].map(c => c.dataset.value).join() === "0,2"`, sel1))
+	shot("3-menu-open")
+	run("close the menu", chromedp.Click(chromedp.CSS(".channel-head")))
+
+	// … and answers the free-text question in the modal: blank first (the
+	// app's validation error shows under the input), then for real.
+	run("press Answer…", chromedp.Click(chromedp.CSS(msg+` button[data-action$=".2.other"]`)))
+	run("the modal", chromedp.WaitVisible(chromedp.CSS("form.modal textarea")))
+	run("type blanks", chromedp.SendKeys(chromedp.CSS("form.modal textarea"), "   "), chromedp.Click(chromedp.CSS(`form.modal button[type=submit]`)))
+	waitJS("the app's error under the input", `(document.querySelector("form.modal .field-error") || {}).textContent !== undefined`)
+	ferr, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("form.modal .field-error")))
+	shot("4-modal-error")
+	const custom = "Ship it on Friday & tell #ops <3"
+	// Clear the field as a person does (select all, delete), then type.
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => { const t = document.querySelector("form.modal textarea"); t.focus(); t.select(); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	run("type the answer",
+		chromedp.KeyEvent("\b"),
+		chromedp.SendKeys(chromedp.CSS("form.modal textarea"), custom),
+		chromedp.Click(chromedp.CSS(`form.modal button[type=submit]`)))
+	waitJS("the modal closed", `document.querySelector("form.modal") === null`)
+	waitJS("the answer on the message", fmt.Sprintf(`document.querySelector(%q).textContent.includes(%q)`, msg, "Other: "+custom))
+
+	run("press Submit", chromedp.Click(chromedp.CSS(msg+` button[data-action$=".-1.submit"]`)))
+	var ask interaction.Ask
+	select {
+	case a, ok := <-answered:
+		if !ok {
+			t.FailNow()
+		}
+		ask = a
+	case <-time.After(20 * time.Second):
+		shot("failed")
+		html, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("app").outerHTML`))
+		t.Fatalf("the waiting HTTP call got no answer; page:\n%.8000s", html)
+	}
+	want := `{"answers":[{"id":"db","selected":["SQLite"]},{"id":"envs","selected":["dev","prod"]},{"id":"notes","selected":[],"custom":"` + custom + `"}]}`
+	if ask.Status != interaction.StatusAnswered || mustJSONNoEscape(t, ask.Answer) != want {
+		t.Fatalf("answer %s (%s), want %s", mustJSONNoEscape(t, ask.Answer), ask.Status, want)
+	}
+	if ask.AnsweredBy == nil || ask.AnsweredBy.ID != devYou {
+		t.Errorf("answered by %+v", ask.AnsweredBy)
+	}
+	if !strings.Contains(ferr, "answer") {
+		t.Errorf("the modal's error %q", ferr)
+	}
+	waitJS("the message ended", fmt.Sprintf(`(() => { const m = document.querySelector('article[data-ts=%q]'); return m && !m.querySelector(".b-actions") && m.textContent.includes("Answered by @dev") })()`, ask.TS))
+	endText, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q]`, ask.TS))))
+	for _, want := range []string{"Answer: SQLite", "dev", "prod", "Other: " + custom, "(edited)"} {
+		if !strings.Contains(endText, want) {
+			t.Errorf("the ended message lacks %q:\n%s", want, endText)
+		}
+	}
+	shot("5-answered")
+
+	// Cancel asks for confirmation first; "Keep it" keeps the ask.
+	cancelled := d.ask(t, `{"questions":[{"id":"go","question":"Go ahead?","options":[{"label":"Yes"},{"label":"No"}]}]}`)
+	waitJS("the second ask", `document.querySelectorAll("article.msg.open").length === 1`)
+	cancelBtn := `article.msg.open button[data-action$=".-1.cancel"]`
+	run("press Cancel", chromedp.Click(chromedp.CSS(cancelBtn)), chromedp.WaitVisible(chromedp.CSS(".confirm-overlay .confirm")))
+	dialog, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(".confirm-overlay")))
+	if !strings.Contains(dialog, "Cancel this question?") || !strings.Contains(dialog, "Keep it") {
+		t.Errorf("confirm dialog: %q", dialog)
+	}
+	shot("6-confirm")
+	run("keep it", chromedp.Click(chromedp.CSS(`.confirm-overlay [data-act=deny]`)), chromedp.WaitNotPresent(chromedp.CSS(".confirm-overlay")))
+	time.Sleep(200 * time.Millisecond)
+	if msgs := d.Fake.Messages(devChannel); len(msgs) != 2 || msgs[1].Updates != 0 {
+		t.Fatalf("denying the confirm changed the ask: %+v", msgs)
+	}
+	run("cancel for real", chromedp.Click(chromedp.CSS(cancelBtn)), chromedp.WaitVisible(chromedp.CSS(".confirm-overlay .confirm")),
+		chromedp.Click(chromedp.CSS(`.confirm-overlay [data-act=confirm]`)))
+	select {
+	case a := <-cancelled:
+		if a.Status != interaction.StatusCancelled || a.Error == nil || a.Error.Code != interaction.AskCancelled {
+			t.Errorf("cancelled ask: %+v", a)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled ask never returned")
+	}
+	waitJS("no open asks left", `document.querySelectorAll("article.msg.open").length === 0`)
+
+	// An ask in the thread of the first one: a reply count on the message,
+	// the ask itself in the thread pane.
+	resp, err := d.http.Post(d.APIURL+"/v1/asks", "application/json", strings.NewReader(
+		`{"threadTs":"`+ask.TS+`","questions":[{"id":"more","question":"One more thing: *ship* on `+"`main`"+`?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("thread ask: %d", resp.StatusCode)
+	}
+	run("open the thread", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q] a.replies`, ask.TS))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q] a.replies`, ask.TS))),
+		chromedp.WaitVisible(chromedp.CSS(`.thread article.msg.open .select`)))
+	shot("7-thread")
+
+	if err := chromedp.Cancel(bctx); err != nil {
+		t.Logf("closing chromium: %v", err)
+	}
+}
+
+func mustJSONNoEscape(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(b.String())
+}
