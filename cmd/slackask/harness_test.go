@@ -67,6 +67,8 @@ type harness struct {
 	http  *http.Client
 	cfg   config.Config
 	logs  *syncBuffer
+	// fakeCfg configures the Slack fake (its tokens follow cfg's).
+	fakeCfg slackfake.Config
 }
 
 type syncBuffer struct {
@@ -92,20 +94,12 @@ func withConfig(f func(*config.Config)) option { return func(h *harness) { f(&h.
 
 func start(t *testing.T, opts ...option) *harness {
 	t.Helper()
-	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake.AddUser(alice, "alice")
-	fake.AddUser(bob, "bob")
-	fake.AddUser(carol, "carol")
-	fake.AddChannel(channel, "asks")
-	fake.AddUserGroup("S0OPS", alice, carol)
 	h := &harness{
-		t: t, fake: fake, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
+		t: t, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
 		http: &http.Client{Transport: &http.Transport{}}, logs: &syncBuffer{},
+		fakeCfg: slackfake.Config{PingInterval: time.Second},
 		cfg: config.Config{
-			SlackBotToken: "xoxb-fake", SlackAppToken: "xapp-fake", SlackAPIURL: fake.APIURL(),
+			SlackBotToken: "xoxb-fake", SlackAppToken: "xapp-fake",
 			Channel: channel, HTTPAddr: "127.0.0.1:0", Database: filepath.Join(t.TempDir(), "slackask.db"),
 			LogLevel: "debug", LogFormat: "json", Retention: 720 * time.Hour,
 		},
@@ -113,6 +107,18 @@ func start(t *testing.T, opts ...option) *harness {
 	for _, o := range opts {
 		o(h)
 	}
+	h.fakeCfg.BotToken, h.fakeCfg.AppToken = h.cfg.SlackBotToken, h.cfg.SlackAppToken
+	fake, err := slackfake.New(h.fakeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fake = fake
+	h.cfg.SlackAPIURL = fake.APIURL()
+	fake.AddUser(alice, "alice")
+	fake.AddUser(bob, "bob")
+	fake.AddUser(carol, "carol")
+	fake.AddChannel(channel, "asks")
+	fake.AddUserGroup("S0OPS", alice, carol)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,150 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
+)
+
+const (
+	fuzzAsk   = "afuzztarget"
+	fuzzTS    = "1700000000.000100"
+	fuzzTeam  = "T0FAKE"
+	fuzzOther = "afuzzother"
+)
+
+// payloadSeeds are payloads shaped like Slack's, for the fuzz target's
+// ask, for another ask, and forged.
+var payloadSeeds = []string{
+	`{"type":"block_actions","user":{"id":"U0ALICE","username":"alice","team_id":"T0FAKE"},"api_app_id":"A0FAKE","team":{"id":"T0FAKE"},"container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"trigger_id":"1.2.3","channel":{"id":"C0TEST"},"message":{"ts":"1700000000.000100"},"state":{"values":{"sa.afuzztarget.1.0.controls":{"sa.afuzztarget.1.0.select":{"type":"static_select","selected_option":{"text":{"type":"plain_text","text":"yes"},"value":"0"}}}}},"actions":[{"type":"static_select","action_id":"sa.afuzztarget.1.0.select","block_id":"sa.afuzztarget.1.0.controls","selected_option":{"text":{"type":"plain_text","text":"yes"},"value":"0"},"action_ts":"1700000001.000"}]}`,
+	`{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"actions":[{"type":"button","action_id":"sa.afuzztarget.1.-1.submit","block_id":"sa.afuzztarget.1.-1.controls","value":"x"}]}`,
+	`{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"container":{"type":"message","message_ts":"1700000000.000999","channel_id":"C0TEST"},"actions":[{"type":"button","action_id":"sa.afuzztarget.1.-1.cancel","block_id":"sa.afuzztarget.1.-1.controls"}]}`,
+	`{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0EVIL"},"container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"actions":[{"type":"button","action_id":"sa.afuzzother.1.-1.cancel"}]}`,
+	`{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"actions":[{"type":"multi_static_select","action_id":"sa.afuzztarget.1.1.select","selected_options":[{"value":"1"},{"value":"99"},{"value":"-1"}]}]}`,
+	`{"type":"view_submission","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"view":{"id":"V1","callback_id":"slackask_other","private_metadata":"v1:afuzztarget:0:U0ALICE:AAAA","state":{"values":{"custom":{"text":{"type":"plain_text_input","value":"forged"}}}}}}`,
+	`{"type":"view_closed","user":{"id":"U0ALICE"},"view":{"id":"V1"}}`,
+	`{"type":"block_actions","actions":[null,{"action_id":"sa.afuzztarget.1.0.skip"}]}`,
+}
+
+// FuzzPayload: arbitrary interactive payload JSON never panics, its ack
+// fits Slack's limit, and it never ends an ask it does not belong to (the
+// ask's channel, message, team and id must all match).
+func FuzzPayload(f *testing.F) {
+	for _, s := range payloadSeeds {
+		f.Add([]byte(s))
+	}
+	b, st := fuzzBot(f)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cb slack.InteractionCallback
+		if json.Unmarshal(data, &cb) != nil {
+			return
+		}
+		resetFuzzAsks(t, st)
+		ack, jobs := b.route(ctx, cb)
+		for _, j := range jobs {
+			j.fn()
+		}
+		if ack != nil {
+			if raw, err := json.Marshal(ack); err != nil || len(raw) >= 20480 {
+				t.Fatalf("ack unusable: %d bytes, %v", len(raw), err)
+			}
+		}
+		for _, id := range []string{fuzzAsk, fuzzOther} {
+			rec, err := st.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status.Ended() && !belongs(cb, rec) {
+				t.Fatalf("payload ended ask %s it does not belong to: %s", id, data)
+			}
+		}
+	})
+}
+
+func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
+	b, st := fuzzBot(t)
+	for _, s := range payloadSeeds[2:] { // the first two legitimately answer
+		var cb slack.InteractionCallback
+		if err := json.Unmarshal([]byte(s), &cb); err != nil {
+			t.Fatal(err)
+		}
+		resetFuzzAsks(t, st)
+		_, jobs := b.route(context.Background(), cb)
+		for _, j := range jobs {
+			j.fn()
+		}
+		if rec, _ := st.Get(context.Background(), fuzzAsk); rec.Status.Ended() {
+			t.Fatalf("seed ended the ask: %s", s)
+		}
+	}
+}
+
+// belongs reports whether a block_actions payload legitimately targets rec.
+func belongs(cb slack.InteractionCallback, rec store.Record) bool {
+	if cb.Type != slack.InteractionTypeBlockActions || cb.Team.ID != fuzzTeam ||
+		cb.Container.ChannelID != rec.Channel || cb.Container.MessageTs != rec.TS {
+		return false
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		if a != nil && strings.HasPrefix(a.ActionID, "sa."+rec.ID+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func fuzzBot(tb testing.TB) (*Bot, store.Store) {
+	tb.Helper()
+	slackAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true,"channel":"C0TEST","ts":"1700000000.000200"}`))
+	}))
+	tb.Cleanup(slackAPI.Close)
+	st := memory.New()
+	api := slack.New("xoxb-fuzz", slack.OptionAPIURL(slackAPI.URL+"/"))
+	b, err := New(context.Background(), Config{API: api, Store: st, DefaultChannel: "C0TEST",
+		Clock: clock.NewFake(time.Unix(1700000000, 0)), Logger: zerolog.Nop()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b.teamID = fuzzTeam
+	for _, id := range []string{fuzzAsk, fuzzOther} {
+		rec := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, Channel: "C0TEST", TS: fuzzTS,
+			Questions: []interaction.Question{yesNo("a"), {ID: "b", Question: "Which?", MultiSelect: true, Options: []interaction.Option{{Label: "x"}, {Label: "y"}}}},
+			CreatedAt: time.Unix(1700000000, 0)}, TeamID: fuzzTeam, Rev: 1, Responders: []string{"U0ALICE"}}
+		if id == fuzzOther {
+			rec.TS = "1700000000.000300"
+		}
+		if _, _, err := st.Create(context.Background(), rec); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	_ = blocks.CallbackOther
+	return b, st
+}
+
+func resetFuzzAsks(tb testing.TB, st store.Store) {
+	for _, id := range []string{fuzzAsk, fuzzOther} {
+		if _, err := st.Update(context.Background(), id, func(r *store.Record) error {
+			r.Status, r.Answer, r.AnsweredBy, r.EndedAt, r.Error, r.EndedBy = interaction.StatusPending, nil, nil, nil, nil, nil
+			r.Progress, r.Rev = nil, 1
+			return nil
+		}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
