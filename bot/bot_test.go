@@ -388,3 +388,47 @@ func TestCreateRejectsBadIDs(t *testing.T) {
 		t.Fatalf("%d messages posted", n)
 	}
 }
+
+func TestGroupMembersCachedAndRefreshed(t *testing.T) {
+	r := newRig(t)
+	r.fake.AddUserGroup("S0TEAM", alice)
+	b, _ := r.start()
+	rec := store.Record{Responders: []string{"S0TEAM"}}
+	for range 3 {
+		if ok, err := b.allowed(r.ctx(), rec, alice); !ok || err != nil {
+			t.Fatalf("alice refused: %v", err)
+		}
+	}
+	if n := r.fake.CallCount("usergroups.users.list"); n != 1 {
+		t.Fatalf("%d usergroups.users.list calls, want 1 (cached)", n)
+	}
+	r.fake.AddUserGroup("S0TEAM", bob) // the group changes in Slack
+	if ok, _ := b.allowed(r.ctx(), rec, bob); ok {
+		t.Fatal("cache ignored: bob allowed before the refresh")
+	}
+	r.clock.Advance(6 * time.Minute)
+	if ok, err := b.allowed(r.ctx(), rec, bob); !ok || err != nil {
+		t.Fatalf("bob refused after the refresh: %v", err)
+	}
+}
+
+func TestDMAskRefusesOthers(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), User: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": bob}, "team": map[string]any{"id": "T0FAKE"},
+		"container": map[string]any{"type": "message", "channel_id": ask.Channel, "message_ts": ask.TS},
+		"actions":   []map[string]any{{"type": "button", "action_id": "sa." + ask.ID + ".1.-1.cancel", "block_id": "sa." + ask.ID + ".1.-1.controls"}},
+	}
+	if _, err := r.fake.Person(bob).Raw(r.ctx(), payload); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
+		t.Fatalf("bob ended alice's DM ask: %+v", got)
+	}
+}

@@ -286,6 +286,13 @@ func TestUnauthorizedClick(t *testing.T) {
 	if _, err := h.fake.Person(bob).Click(ctx, channel, ask.TS, control(-1, "cancel")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.fake.Person(bob).Click(ctx, channel, ask.TS, control(0, "other")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if views := h.fake.OpenViews(bob); len(views) != 0 {
+		t.Fatalf("a modal opened for someone who may not answer: %+v", views)
+	}
 	if got := h.get(ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("unauthorized person changed the ask: %+v", got)
 	}
