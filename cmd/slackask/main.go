@@ -2,6 +2,7 @@
 //
 //	slackask serve      run the service (Socket Mode bot + HTTP API)
 //	slackask ask        ask a question through a running service, print the answer
+//	slackask mcp        MCP server on stdio, forwarding to a running serve
 //	slackask manifest   print the Slack app manifest
 //	slackask dev        run against a local Slack emulator with a web page
 //
@@ -22,6 +23,7 @@ const usage = `usage: slackask <command> [flags]
 commands:
   serve      run the service: Socket Mode bot and HTTP API
   ask        ask a question through a running service and print the answer JSON
+  mcp        serve the ask_user_question MCP tool on stdio (forwards to SLACKASK_URL)
   manifest   print the Slack app manifest to create the app from
   dev        try it without Slack: a local Slack emulator with a web page
   help       show this text
@@ -50,6 +52,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdAsk(ctx, args[1:], stdin, stdout, stderr)
 	case "manifest":
 		return cmdManifest(args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "dev":
 		return cmdDev(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

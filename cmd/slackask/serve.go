@@ -19,6 +19,7 @@ import (
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/sqlite"
@@ -93,6 +94,8 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		ready = append(ready, bridge.Ready)
 	}
 	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
+
+	api2.Mount("/mcp", mcp.Handler(b, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener
 	if ln == nil {

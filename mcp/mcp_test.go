@@ -1,0 +1,1057 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const wait = 10 * time.Second // upper bound for anything a test waits for
+
+// fakeService is an in-memory interaction.AskService whose asks end when the
+// test says so.
+type fakeService struct {
+	mu        sync.Mutex
+	seq       int
+	asks      map[string]*fakeAsk
+	inputs    []interaction.AskInput
+	createErr error
+	waitCap   time.Duration // > 0: Wait returns a pending ask after this long, as a long poll does
+	waitFails int           // the next waitFails calls of Wait fail (< 0: all do)
+
+	created   chan string // ids of created asks
+	withdrawn chan string // ids of asks withdrawn while pending
+}
+
+type fakeAsk struct {
+	ask  interaction.Ask
+	done chan struct{} // closed when the ask ends
+}
+
+func newFakeService() *fakeService {
+	return &fakeService{
+		asks:      map[string]*fakeAsk{},
+		created:   make(chan string, 16),
+		withdrawn: make(chan string, 16),
+	}
+}
+
+func (f *fakeService) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
+	if err := interaction.Validate(in.Request); err != nil {
+		return interaction.Ask{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inputs = append(f.inputs, in)
+	if f.createErr != nil {
+		return interaction.Ask{}, f.createErr
+	}
+	f.seq++
+	a := interaction.Ask{
+		ID:        fmt.Sprintf("ask-%d", f.seq),
+		Status:    interaction.StatusPending,
+		Questions: in.Questions,
+		Agent:     in.Agent,
+		Channel:   in.Channel,
+		CreatedAt: time.Now(),
+	}
+	if in.User != "" {
+		a.Channel = "D-" + in.User
+	}
+	f.asks[a.ID] = &fakeAsk{ask: a, done: make(chan struct{})}
+	f.created <- a.ID
+	return a, nil
+}
+
+func (f *fakeService) Get(_ context.Context, id string) (interaction.Ask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fa, ok := f.asks[id]
+	if !ok {
+		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
+	}
+	return fa.ask, nil
+}
+
+func (f *fakeService) Wait(ctx context.Context, id string) (interaction.Ask, error) {
+	f.mu.Lock()
+	fa, ok := f.asks[id]
+	fail := f.waitFails != 0
+	if f.waitFails > 0 {
+		f.waitFails--
+	}
+	f.mu.Unlock()
+	if fail {
+		return interaction.Ask{}, errors.New("connection refused")
+	}
+	if !ok {
+		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
+	}
+	var capped <-chan time.Time
+	if f.waitCap > 0 {
+		timer := time.NewTimer(f.waitCap)
+		defer timer.Stop()
+		capped = timer.C
+	}
+	select {
+	case <-fa.done:
+	case <-ctx.Done():
+	case <-capped:
+	}
+	return f.Get(ctx, id)
+}
+
+func (f *fakeService) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
+	ended := f.end(id, func(a *interaction.Ask) {
+		a.Status = interaction.StatusAborted
+		a.Error = interaction.Errorf(interaction.AskAborted, "the caller withdrew the question")
+	})
+	if ended {
+		f.withdrawn <- id
+	}
+	return f.Get(ctx, id)
+}
+
+func (f *fakeService) List(context.Context, interaction.ListFilter) ([]interaction.Ask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []interaction.Ask
+	for _, fa := range f.asks {
+		out = append(out, fa.ask)
+	}
+	return out, nil
+}
+
+// end applies how to a pending ask and reports whether it did.
+func (f *fakeService) end(id string, how func(*interaction.Ask)) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fa, ok := f.asks[id]
+	if !ok || fa.ask.Status.Ended() {
+		return false
+	}
+	how(&fa.ask)
+	now := time.Now()
+	fa.ask.EndedAt = &now
+	close(fa.done)
+	return true
+}
+
+func (f *fakeService) answer(t *testing.T, id string, ans interaction.Answer) {
+	t.Helper()
+	if !f.end(id, func(a *interaction.Ask) {
+		a.Status = interaction.StatusAnswered
+		a.Answer = &ans
+		a.AnsweredBy = &interaction.User{ID: "U1", Name: "ann"}
+	}) {
+		t.Fatalf("ask %s is not pending", id)
+	}
+}
+
+func (f *fakeService) endAs(t *testing.T, id string, st interaction.Status, e *interaction.Error) {
+	t.Helper()
+	if !f.end(id, func(a *interaction.Ask) { a.Status, a.Error = st, e }) {
+		t.Fatalf("ask %s is not pending", id)
+	}
+}
+
+func (f *fakeService) input(t *testing.T, i int) interaction.AskInput {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i >= len(f.inputs) {
+		t.Fatalf("only %d asks were created", len(f.inputs))
+	}
+	return f.inputs[i]
+}
+
+func (f *fakeService) creates() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.inputs)
+}
+
+func (f *fakeService) status(t *testing.T, id string) interaction.Ask {
+	t.Helper()
+	a, err := f.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(wait):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// conn is an SDK client session connected to the server under test.
+type conn struct {
+	svc      *fakeService
+	cs       *mcpsdk.ClientSession
+	progress chan *mcpsdk.ProgressNotificationParams
+	shutdown func() // ends the server's life (Options.Context or ServeStdio's ctx)
+
+	// http only: the endpoint and the client to reach it with.
+	url string
+	hc  *http.Client
+
+	// stdio only: the client's end of the server's input, and what
+	// ServeStdio returned.
+	stdin      io.Closer
+	served     chan error
+	servedOnce sync.Once
+	servedErr  error
+}
+
+// serveResult waits for ServeStdio to return and returns its error.
+func (c *conn) serveResult(t *testing.T) error {
+	t.Helper()
+	c.servedOnce.Do(func() { c.servedErr = recv(t, c.served, "ServeStdio to return") })
+	return c.servedErr
+}
+
+// transports are the ways tests connect: streamable HTTP (the SDK client
+// falls back to the 2025-11-25 protocol there), stdio with the latest
+// protocol (2026-07-28) and stdio with 2025-06-18, as most MCP hosts speak.
+var transports = []string{"http", "stdio", "stdio-2025-06-18"}
+
+// connect starts a server for svc over transport ("http": Handler behind an
+// httptest.Server on 127.0.0.1; "stdio": ServeStdio over io.Pipe pairs) and
+// connects an SDK client to it. Everything is closed at the end of the test.
+func connect(t *testing.T, transport string, svc *fakeService, opts Options) *conn {
+	t.Helper()
+	c := &conn{svc: svc, progress: make(chan *mcpsdk.ProgressNotificationParams, 1000)}
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Title: "Test Agent", Version: "v0"},
+		&mcpsdk.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
+				select {
+				case c.progress <- req.Params:
+				default:
+				}
+			},
+		})
+	if opts.DefaultChannel == "" {
+		opts.DefaultChannel = "C-DEFAULT"
+	}
+	life, end := context.WithCancel(context.Background())
+	c.shutdown = end
+
+	switch transport {
+	case "http":
+		opts.Context = life
+		srv := httptest.NewServer(Handler(svc, opts))
+		hc := &http.Client{Transport: &http.Transport{}}
+		cs, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+		if err != nil {
+			srv.Close()
+			end()
+			t.Fatalf("connect: %v", err)
+		}
+		c.cs, c.url, c.hc = cs, srv.URL, hc
+		t.Cleanup(func() {
+			if err := cs.Close(); err != nil {
+				t.Errorf("closing the client session: %v", err)
+			}
+			hc.CloseIdleConnections()
+			srv.Close()
+			end()
+		})
+	case "stdio", "stdio-2025-06-18":
+		var copts *mcpsdk.ClientSessionOptions
+		if v, ok := strings.CutPrefix(transport, "stdio-"); ok {
+			copts = &mcpsdk.ClientSessionOptions{ProtocolVersion: v}
+		}
+		c2sR, c2sW := io.Pipe()
+		s2cR, s2cW := io.Pipe()
+		c.stdin = c2sW
+		c.served = make(chan error, 1)
+		go func() { c.served <- ServeStdio(life, svc, opts, c2sR, s2cW) }()
+		cs, err := client.Connect(context.Background(), &mcpsdk.IOTransport{Reader: s2cR, Writer: c2sW}, copts)
+		if err != nil {
+			end()
+			t.Fatalf("connect: %v", err)
+		}
+		if copts != nil && cs.InitializeResult().ProtocolVersion != copts.ProtocolVersion {
+			t.Fatalf("protocol %s, want %s", cs.InitializeResult().ProtocolVersion, copts.ProtocolVersion)
+		}
+		c.cs = cs
+		t.Cleanup(func() {
+			if err := cs.Close(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("closing the client session: %v", err)
+			}
+			if err := c.serveResult(t); err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+			s2cW.Close()
+			end()
+		})
+	default:
+		t.Fatalf("unknown transport %q", transport)
+	}
+	return c
+}
+
+type callResult struct {
+	res *mcpsdk.CallToolResult
+	err error
+}
+
+// start calls the tool in the background.
+func (c *conn) start(ctx context.Context, args any, meta mcpsdk.Meta) <-chan callResult {
+	out := make(chan callResult, 1)
+	go func() {
+		res, err := c.cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: ToolName, Arguments: args, Meta: meta})
+		out <- callResult{res, err}
+	}()
+	return out
+}
+
+// call calls the tool and returns its result.
+func (c *conn) call(t *testing.T, args any) *mcpsdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	r := recv(t, c.start(ctx, args, nil), "the tool call")
+	if r.err != nil {
+		t.Fatalf("CallTool: %v", r.err)
+	}
+	return r.res
+}
+
+func text(t *testing.T, res *mcpsdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content item, got %d", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcpsdk.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, not text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// wantToolError checks that res is a tool error whose text starts with code.
+func wantToolError(t *testing.T, res *mcpsdk.CallToolResult, code interaction.Code, contains string) {
+	t.Helper()
+	got := text(t, res)
+	if !res.IsError {
+		t.Fatalf("IsError is false; text %q", got)
+	}
+	if !strings.HasPrefix(got, string(code)+": ") {
+		t.Fatalf("text %q does not start with %s", got, code)
+	}
+	if !strings.Contains(got, contains) {
+		t.Fatalf("text %q does not contain %q", got, contains)
+	}
+	if res.StructuredContent != nil {
+		t.Fatalf("a tool error carries structured content %v", res.StructuredContent)
+	}
+}
+
+func simpleArgs() map[string]any {
+	return map[string]any{"questions": []any{map[string]any{
+		"id": "go", "question": "Ship it?", "options": []any{map[string]any{"label": "Yes"}, map[string]any{"label": "No"}},
+	}}}
+}
+
+func TestAnswered(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			var logs syncBuffer
+			c := connect(t, tr, svc, Options{Logger: zerolog.New(&logs)})
+			args := map[string]any{
+				"questions": []any{
+					map[string]any{
+						"id": "colors", "question": "Which colours?", "header": "Colours", "detail": "For the logo.",
+						"options": []any{
+							map[string]any{"label": "Red"},
+							map[string]any{"label": "Blue", "description": "calm", "icon": "unknown fields are ignored"},
+						},
+						"multi_select": true, // deepseek-harness's spelling
+						"whatever":     42,
+					},
+					map[string]any{"id": "name", "question": "Name the release?", "multiSelect": false},
+				},
+				"timeout":   "90s",
+				"reasoning": "unknown top-level fields are ignored too",
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			done := c.start(ctx, args, nil)
+			id := recv(t, svc.created, "the ask")
+
+			in := svc.input(t, 0)
+			if in.Channel != "C-DEFAULT" || in.User != "" {
+				t.Errorf("channel %q user %q, want the default channel", in.Channel, in.User)
+			}
+			if time.Duration(in.Timeout) != 90*time.Second {
+				t.Errorf("timeout %v", time.Duration(in.Timeout))
+			}
+			wantQ := []interaction.Question{
+				{ID: "colors", Question: "Which colours?", Header: "Colours", Detail: "For the logo.",
+					Options: []interaction.Option{{Label: "Red"}, {Label: "Blue", Description: "calm"}}, MultiSelect: true},
+				{ID: "name", Question: "Name the release?"},
+			}
+			if !reflect.DeepEqual(in.Questions, wantQ) {
+				t.Errorf("questions\n got %+v\nwant %+v", in.Questions, wantQ)
+			}
+			if in.Agent == nil || in.Agent.ID != "test-client" || in.Agent.Name != "Test Agent" {
+				t.Errorf("agent %+v, want the MCP client", in.Agent)
+			}
+
+			ans := interaction.Answer{Answers: []interaction.AnswerItem{
+				{ID: "colors", Selected: []string{"Red", "Blue"}},
+				{ID: "name", Selected: []string{}, Custom: "Ann"},
+			}}
+			svc.answer(t, id, ans)
+			r := recv(t, done, "the result")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.res.IsError {
+				t.Fatalf("tool error: %s", text(t, r.res))
+			}
+			const want = `{"answers":[{"id":"colors","selected":["Red","Blue"]},{"id":"name","selected":[],"custom":"Ann"}]}`
+			if got := text(t, r.res); got != want {
+				t.Errorf("text\n got %s\nwant %s", got, want)
+			}
+			b, err := json.Marshal(r.res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc interaction.Answer
+			if err := json.Unmarshal(b, &sc); err != nil {
+				t.Fatalf("structured content %s: %v", b, err)
+			}
+			if !reflect.DeepEqual(sc, ans) {
+				t.Errorf("structured content %+v, want %+v", sc, ans)
+			}
+			for _, line := range []string{
+				`"ask":"ask-1","channel":"C-DEFAULT","questions":2,"agent":"Test Agent","message":"mcp ask created"`,
+				`"ask":"ask-1","status":"answered","message":"mcp ask ended"`,
+			} {
+				if !strings.Contains(logs.String(), line) {
+					t.Errorf("log lacks %s:\n%s", line, logs.String())
+				}
+			}
+		})
+	}
+}
+
+func TestWhereToAsk(t *testing.T) {
+	svc := newFakeService()
+	c := connect(t, "stdio", svc, Options{})
+	for i, tc := range []struct {
+		extra         map[string]any
+		channel, user string
+	}{
+		{map[string]any{"channel": "C42"}, "C42", ""},
+		{map[string]any{"user": "U42"}, "", "U42"},
+		{map[string]any{"channel": "C42", "user": "U42"}, "C42", "U42"},
+	} {
+		args := simpleArgs()
+		for k, v := range tc.extra {
+			args[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		done := c.start(ctx, args, nil)
+		id := recv(t, svc.created, "the ask")
+		if in := svc.input(t, i); in.Channel != tc.channel || in.User != tc.user {
+			t.Errorf("%v: channel %q user %q", tc.extra, in.Channel, in.User)
+		}
+		svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"Yes"}}}})
+		if r := recv(t, done, "the result"); r.err != nil || r.res.IsError {
+			t.Errorf("%v: %v %+v", tc.extra, r.err, r.res)
+		}
+		cancel()
+	}
+}
+
+func TestEndedWithoutAnswer(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{})
+			for _, tc := range []struct {
+				status   interaction.Status
+				err      *interaction.Error
+				code     interaction.Code
+				contains string
+			}{
+				{interaction.StatusCancelled, interaction.Errorf(interaction.AskCancelled, "ann pressed Cancel"), interaction.AskCancelled, "ann pressed Cancel"},
+				{interaction.StatusExpired, interaction.Errorf(interaction.AskTimeout, "nobody answered within 1m0s"), interaction.AskTimeout, "within 1m0s"},
+				// An ask without an error of its own still says what happened.
+				{interaction.StatusCancelled, nil, interaction.AskCancelled, "cancelled"},
+				{interaction.StatusExpired, nil, interaction.AskTimeout, "deadline"},
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				done := c.start(ctx, simpleArgs(), nil)
+				id := recv(t, svc.created, "the ask")
+				svc.endAs(t, id, tc.status, tc.err)
+				r := recv(t, done, "the result")
+				cancel()
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				wantToolError(t, r.res, tc.code, tc.contains)
+			}
+		})
+	}
+}
+
+func TestClientCancelWithdraws(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := c.start(ctx, simpleArgs(), nil)
+			id := recv(t, svc.created, "the ask")
+			cancel() // the SDK sends notifications/cancelled
+			if r := recv(t, done, "CallTool to return"); !errors.Is(r.err, context.Canceled) {
+				t.Errorf("CallTool: %v %+v, want context.Canceled", r.err, r.res)
+			}
+			if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
+				t.Fatalf("withdrew %s, want %s", got, id)
+			}
+			a := svc.status(t, id)
+			if _, err := a.Result(); a.Status != interaction.StatusAborted || interaction.ErrorCode(err) != interaction.AskAborted {
+				t.Errorf("ask %s: %v", a.Status, err)
+			}
+			// The session goes on working.
+			done = c.start(context.Background(), simpleArgs(), nil)
+			id = recv(t, svc.created, "the second ask")
+			svc.endAs(t, id, interaction.StatusCancelled, nil)
+			if r := recv(t, done, "the second result"); r.err != nil || !r.res.IsError {
+				t.Errorf("second call: %v %+v", r.err, r.res)
+			}
+		})
+	}
+}
+
+func TestShutdownWithdraws(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			done := c.start(ctx, simpleArgs(), nil)
+			id := recv(t, svc.created, "the ask")
+			c.shutdown()
+			if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
+				t.Fatalf("withdrew %s, want %s", got, id)
+			}
+			if tr != "http" {
+				// ServeStdio returns once its calls have withdrawn their
+				// asks. The session is closing, so their results may or may
+				// not reach the client.
+				if err := c.serveResult(t); err != nil {
+					t.Fatalf("ServeStdio: %v", err)
+				}
+				cancel()
+				if r := recv(t, done, "CallTool to return"); r.err == nil {
+					wantToolError(t, r.res, interaction.AskAborted, "withdrew")
+				}
+				return
+			}
+			// Over HTTP the call gets its result.
+			r := recv(t, done, "the result")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			wantToolError(t, r.res, interaction.AskAborted, "withdrew")
+		})
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	eleven := make([]any, 11)
+	for i := range eleven {
+		eleven[i] = map[string]any{"id": fmt.Sprint("q", i), "question": "?"}
+	}
+	q := func(fields map[string]any) map[string]any {
+		base := map[string]any{"id": "a", "question": "Why?"}
+		for k, v := range fields {
+			base[k] = v
+		}
+		return map[string]any{"questions": []any{base}}
+	}
+	cases := []struct {
+		name     string
+		args     any
+		code     interaction.Code
+		contains string
+	}{
+		{"no arguments", nil, interaction.EmptyQuestions, "no questions"},
+		{"no questions", map[string]any{"channel": "C1"}, interaction.EmptyQuestions, "no questions"},
+		{"empty questions", map[string]any{"questions": []any{}}, interaction.EmptyQuestions, "no questions"},
+		{"missing id", map[string]any{"questions": []any{map[string]any{"question": "Why?"}}}, interaction.InvalidQuestion, "id is missing"},
+		{"missing question", map[string]any{"questions": []any{map[string]any{"id": "a"}}}, interaction.InvalidQuestion, "question text is missing"},
+		{"too many questions", map[string]any{"questions": eleven}, interaction.InvalidQuestion, "at most 10"},
+		{"duplicate labels", q(map[string]any{"options": []any{map[string]any{"label": "x"}, map[string]any{"label": "x"}}}), interaction.InvalidQuestion, "duplicate label"},
+		{"questions is a string", map[string]any{"questions": "Why?"}, interaction.InvalidQuestion, "questions must be an array, not a string"},
+		{"question is a number", q(map[string]any{"question": 7}), interaction.InvalidQuestion, "questions.question must be a string, not a number"},
+		{"options is a string", q(map[string]any{"options": "x, y"}), interaction.InvalidQuestion, "questions.options must be an array, not a string"},
+		{"option is a string", q(map[string]any{"options": []any{"x"}}), interaction.InvalidQuestion, "questions.options must be an object, not a string"},
+		{"multiSelect is a string", q(map[string]any{"multiSelect": "yes"}), interaction.InvalidQuestion, "questions.multiSelect must be a boolean, not a string"},
+		{"multi_select is a number", q(map[string]any{"multi_select": 1}), interaction.InvalidQuestion, "questions.multi_select must be a boolean, not a number"},
+		{"channel is an object", map[string]any{"questions": []any{}, "channel": map[string]any{}}, interaction.InvalidQuestion, "channel must be a string, not an object"},
+		{"bad timeout", map[string]any{"questions": q(nil)["questions"], "timeout": "soon"}, interaction.InvalidQuestion, "timeout"},
+		{"negative timeout", map[string]any{"questions": q(nil)["questions"], "timeout": "-1m"}, interaction.InvalidQuestion, "timeout"},
+		{"bad intent", q(map[string]any{"intent": map[string]any{"kind": "plan-review", "approve": "Yes"}}), interaction.BadIntent, "detail"},
+	}
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{})
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					wantToolError(t, c.call(t, tc.args), tc.code, tc.contains)
+				})
+			}
+			if n := svc.creates(); n != 0 {
+				t.Errorf("%d asks created from invalid input", n)
+			}
+		})
+	}
+}
+
+func TestServiceErrors(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			svc.createErr = interaction.Errorf(interaction.SlackError, "channel_not_found")
+			c := connect(t, tr, svc, Options{})
+			wantToolError(t, c.call(t, simpleArgs()), interaction.SlackError, "channel_not_found")
+
+			svc.mu.Lock()
+			svc.createErr = fmt.Errorf("store: %w", interaction.Errorf(interaction.NoProvider, "the bot is not connected"))
+			svc.mu.Unlock()
+			wantToolError(t, c.call(t, simpleArgs()), interaction.NoProvider, "not connected")
+
+			svc.mu.Lock()
+			svc.createErr = errors.New("disk full")
+			svc.mu.Unlock()
+			wantToolError(t, c.call(t, simpleArgs()), interaction.Internal, "disk full")
+		})
+	}
+}
+
+func TestProgress(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{ProgressInterval: 20 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			done := c.start(ctx, simpleArgs(), mcpsdk.Meta{"progressToken": "tok-1"})
+			id := recv(t, svc.created, "the ask")
+			last := -1.0
+			for i := range 4 {
+				p := recv(t, c.progress, "a progress notification")
+				if fmt.Sprint(p.ProgressToken) != "tok-1" {
+					t.Errorf("progress token %v", p.ProgressToken)
+				}
+				if p.Progress <= last {
+					t.Errorf("notification %d: progress %v after %v", i, p.Progress, last)
+				}
+				last = p.Progress
+				if !strings.Contains(p.Message, "Waiting for a person to answer in Slack (C-DEFAULT)") {
+					t.Errorf("message %q", p.Message)
+				}
+			}
+			svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"No"}}}})
+			r := recv(t, done, "the result")
+			if r.err != nil || r.res.IsError {
+				t.Fatalf("%v %+v", r.err, r.res)
+			}
+			if got := text(t, r.res); got != `{"answers":[{"id":"go","selected":["No"]}]}` {
+				t.Errorf("text %s", got)
+			}
+
+			// Without a progress token there are no notifications.
+			for len(c.progress) > 0 {
+				<-c.progress
+			}
+			done = c.start(ctx, simpleArgs(), nil)
+			id = recv(t, svc.created, "the second ask")
+			time.Sleep(150 * time.Millisecond)
+			svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"Yes"}}}})
+			if r := recv(t, done, "the second result"); r.err != nil || r.res.IsError {
+				t.Fatalf("%v %+v", r.err, r.res)
+			}
+			if n := len(c.progress); n != 0 {
+				t.Errorf("%d progress notifications without a progress token", n)
+			}
+		})
+	}
+}
+
+// A Wait that returns while the ask is still pending (a long poll that
+// elapsed, as an HTTP client of slackask serve does) is called again.
+func TestWaitReturnsEarly(t *testing.T) {
+	svc := newFakeService()
+	svc.waitCap = 10 * time.Millisecond
+	c := connect(t, "stdio", svc, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	done := c.start(ctx, simpleArgs(), nil)
+	id := recv(t, svc.created, "the ask")
+	time.Sleep(600 * time.Millisecond) // a few rounds of Wait
+	svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"Yes"}}}})
+	if r := recv(t, done, "the result"); r.err != nil || r.res.IsError || text(t, r.res) != `{"answers":[{"id":"go","selected":["Yes"]}]}` {
+		t.Fatalf("%v %+v", r.err, r.res)
+	}
+}
+
+func TestListTools(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			c := connect(t, tr, newFakeService(), Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			res, err := c.cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tools) != 1 || res.Tools[0].Name != ToolName {
+				t.Fatalf("tools %+v", res.Tools)
+			}
+			tool := res.Tools[0]
+			for _, s := range []string{"stable", `"Other"`, "10 questions", `{"answers":[`, "ASK_CANCELLED", "ASK_TIMEOUT", "INVALID_QUESTION"} {
+				if !strings.Contains(tool.Description, s) {
+					t.Errorf("description lacks %q", s)
+				}
+			}
+			b, _ := json.Marshal(tool.InputSchema)
+			var in struct {
+				Type       string         `json:"type"`
+				Required   []string       `json:"required"`
+				Properties map[string]any `json:"properties"`
+				Additional any            `json:"additionalProperties"`
+			}
+			if err := json.Unmarshal(b, &in); err != nil {
+				t.Fatal(err)
+			}
+			if in.Type != "object" || !reflect.DeepEqual(in.Required, []string{"questions"}) || in.Additional != nil {
+				t.Errorf("input schema %s", b)
+			}
+			for _, p := range []string{"questions", "channel", "user", "timeout"} {
+				if in.Properties[p] == nil {
+					t.Errorf("input schema lacks %q", p)
+				}
+			}
+			if !strings.Contains(string(b), `"multi_select"`) {
+				t.Errorf("input schema lacks multi_select: %s", b)
+			}
+			if tool.OutputSchema == nil {
+				t.Error("no output schema")
+			}
+			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint {
+				t.Errorf("annotations %+v", tool.Annotations)
+			}
+		})
+	}
+}
+
+func compileSchema(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func validates(t *testing.T, s *jsonschema.Schema, instance string) error {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(instance))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Validate(v)
+}
+
+func TestSchemas(t *testing.T) {
+	in := compileSchema(t, inputSchema)
+	for _, ok := range []string{
+		`{"questions":[{"id":"a","question":"Why?"}]}`,
+		`{"questions":[{"id":"a","question":"Why?","options":[{"label":"x","description":"d","extra":1}],"multi_select":true}],"timeout":"5m","user":"U1"}`,
+		`{"questions":[{"id":"a","question":"Why?","multiSelect":true,"intent":{"kind":"plan-review"}}],"agent":{"id":"x"},"somethingNew":[1]}`,
+	} {
+		if err := validates(t, in, ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		`{}`,
+		`{"questions":[]}`,
+		`{"questions":"Why?"}`,
+		`{"questions":[{"id":"a"}]}`,
+		`{"questions":[{"id":"a","question":"Why?","multi_select":"yes"}]}`,
+		`{"questions":[{"id":"a","question":"Why?","options":[{"description":"no label"}]}]}`,
+	} {
+		if err := validates(t, in, bad); err == nil {
+			t.Errorf("%s validates", bad)
+		}
+	}
+
+	// The schema's limits are the domain's.
+	var s struct {
+		Properties struct {
+			Questions struct {
+				MaxItems int `json:"maxItems"`
+				Items    struct {
+					Properties struct {
+						Options struct {
+							MaxItems int `json:"maxItems"`
+						} `json:"options"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"questions"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(inputSchema), &s); err != nil {
+		t.Fatal(err)
+	}
+	if q := s.Properties.Questions; q.MaxItems != interaction.MaxQuestions || q.Items.Properties.Options.MaxItems != interaction.MaxOptions {
+		t.Errorf("schema limits %d/%d, want %d/%d", q.MaxItems, q.Items.Properties.Options.MaxItems, interaction.MaxQuestions, interaction.MaxOptions)
+	}
+
+	out := compileSchema(t, outputSchema)
+	for _, a := range []interaction.Answer{
+		{},
+		{Answers: []interaction.AnswerItem{{ID: "a", Selected: []string{"x"}}, {ID: "b", Custom: "mine"}, {ID: "c"}}},
+	} {
+		b, _ := json.Marshal(a)
+		if err := validates(t, out, string(b)); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+	}
+}
+
+func TestDecodeInput(t *testing.T) {
+	for _, tc := range []struct {
+		raw   string
+		multi bool
+	}{
+		{`{"questions":[{"id":"a","question":"q","multiSelect":true}]}`, true},
+		{`{"questions":[{"id":"a","question":"q","multi_select":true}]}`, true},
+		{`{"questions":[{"id":"a","question":"q","multi_select":false}]}`, false},
+		// Both given: the seam's spelling wins.
+		{`{"questions":[{"id":"a","question":"q","multiSelect":false,"multi_select":true}]}`, false},
+		{`{"questions":[{"id":"a","question":"q"}]}`, false},
+	} {
+		in, err := decodeInput(json.RawMessage(tc.raw), "")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.raw, err)
+		}
+		if in.Questions[0].MultiSelect != tc.multi {
+			t.Errorf("%s: multiSelect %v", tc.raw, in.Questions[0].MultiSelect)
+		}
+	}
+	for _, tc := range []struct{ raw, want string }{
+		{`[1]`, "must be a JSON object"},
+		{`"q"`, "must be a JSON object"},
+		{`{"questions":[}`, "not valid JSON"},
+		{`{"timeout":12.5}`, ""}, // a number of seconds is accepted
+		{`{"timeout":true}`, "timeout"},
+	} {
+		_, err := decodeInput(json.RawMessage(tc.raw), "")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.raw, err)
+		case tc.want != "" && (interaction.ErrorCode(err) != interaction.InvalidQuestion || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want INVALID_QUESTION about %q", tc.raw, err, tc.want)
+		}
+	}
+	in, err := decodeInput(json.RawMessage(`{"questions":[{"id":"a","question":"q"}],"timeout":"","channel":"  "}`), "C-DEF")
+	if err != nil || in.Timeout != 0 || in.Channel != "C-DEF" {
+		t.Errorf("%+v %v", in, err)
+	}
+}
+
+// rawRequest sends one HTTP request to the streamable endpoint within the
+// SDK client's session.
+func (c *conn) rawRequest(ctx context.Context, method, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", c.cs.InitializeResult().ProtocolVersion)
+	return c.hc.Do(req)
+}
+
+// A client that drops the HTTP request carrying its call, without
+// notifications/cancelled, can no longer receive the result: the ask is
+// withdrawn.
+func TestHTTPDroppedRequestWithdraws(t *testing.T) {
+	svc := newFakeService()
+	c := connect(t, "http", svc, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+		"params": map[string]any{"name": ToolName, "arguments": simpleArgs()}})
+	posted := make(chan error, 1)
+	go func() {
+		resp, err := c.rawRequest(ctx, http.MethodPost, string(body))
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body) // the SSE stream, until the drop
+			resp.Body.Close()
+		}
+		posted <- err
+	}()
+	id := recv(t, svc.created, "the ask")
+	cancel()
+	recv(t, posted, "the POST to end")
+	if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
+		t.Fatalf("withdrew %s, want %s", got, id)
+	}
+}
+
+// Deleting a session withdraws the asks of its calls in flight, and the
+// DELETE does not wait for people to answer.
+func TestHTTPSessionDeleteWithdraws(t *testing.T) {
+	svc := newFakeService()
+	c := connect(t, "http", svc, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	done := c.start(ctx, simpleArgs(), nil)
+	id := recv(t, svc.created, "the ask")
+	resp, err := c.rawRequest(ctx, http.MethodDelete, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE: %s", resp.Status)
+	}
+	if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
+		t.Fatalf("withdrew %s, want %s", got, id)
+	}
+	cancel()
+	<-done
+}
+
+func TestAwaitRetriesFailedWait(t *testing.T) {
+	svc := newFakeService()
+	tool := &askTool{svc: svc, waitRetryFor: time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	a, err := svc.Create(ctx, interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{{ID: "a", Question: "?"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-svc.created
+	svc.mu.Lock()
+	svc.waitFails = 2
+	svc.mu.Unlock()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		svc.end(a.ID, func(a *interaction.Ask) {
+			a.Status, a.Answer = interaction.StatusAnswered, &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "a"}}}
+		})
+	}()
+	got, err := tool.await(ctx, a.ID, zerolog.Nop())
+	if err != nil || got.Status != interaction.StatusAnswered {
+		t.Fatalf("%+v %v", got, err)
+	}
+
+	// Wait that keeps failing: the call gives up, withdrawing the ask.
+	tool.waitRetryFor = 300 * time.Millisecond
+	a, _ = svc.Create(ctx, interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{{ID: "a", Question: "?"}}}})
+	<-svc.created
+	svc.mu.Lock()
+	svc.waitFails = -1
+	svc.mu.Unlock()
+	if _, err := tool.await(ctx, a.ID, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("await: %v", err)
+	}
+	if got := recv(t, svc.withdrawn, "the withdrawal"); got != a.ID {
+		t.Errorf("withdrew %s, want %s", got, a.ID)
+	}
+
+	// An unknown ask is not retried.
+	svc.mu.Lock()
+	svc.waitFails = 0
+	svc.mu.Unlock()
+	if _, err := tool.await(ctx, "nope", zerolog.Nop()); interaction.ErrorCode(err) != interaction.NotFound {
+		t.Fatalf("await: %v", err)
+	}
+}
+
+// A stdio client that goes away (the server's input ends) withdraws the asks
+// of its calls, and ServeStdio returns.
+func TestStdioEOFWithdraws(t *testing.T) {
+	svc := newFakeService()
+	c := connect(t, "stdio", svc, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := c.start(ctx, simpleArgs(), nil)
+	id := recv(t, svc.created, "the ask")
+	c.stdin.Close()
+	if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
+		t.Fatalf("withdrew %s, want %s", got, id)
+	}
+	if err := c.serveResult(t); err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	cancel()
+	<-done
+}

@@ -1,0 +1,118 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// ToolName is the name of the server's one tool.
+const ToolName = "ask_user_question"
+
+const serverInstructions = `slackask puts questions to a person in Slack and returns their answer. ` +
+	`Call ask_user_question when you need a human decision, a preference, an approval or information ` +
+	`that you cannot find out yourself. The call blocks until the person answers, cancels, or the ask times out.`
+
+var toolDescription = fmt.Sprintf(`Ask a person one or more questions in Slack and wait for the answer.
+
+Use it when you need a decision, a preference, an approval or information only a human has; do not use it for things you can find out yourself. The call blocks until the person answers, cancels, or the deadline passes, which can take minutes or hours.
+
+How to ask well:
+- Put related questions in one call (1 to %d questions) instead of calling repeatedly.
+- Give each question a stable, short, machine-friendly "id" (e.g. "db_engine"); the answer is keyed by it.
+- "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs.
+- Offer "options" when the choices are known: short, distinct labels of a few words, each with an optional "description". The label you write is exactly the value you get back. Set "multiSelect": true when several may apply.
+- Do not add an "Other", "None" or "Skip" option: the person always gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only.
+- "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h".
+
+The result is JSON with one item per question, in request order:
+{"answers":[{"id":"db_engine","selected":["Postgres"]},{"id":"notes","selected":[],"custom":"their own words"}]}
+"selected" holds the chosen labels; "custom" holds text the person typed instead (then "selected" is empty); both empty means the person skipped that question.
+
+If there is no answer the tool returns an error whose text starts with a code: ASK_CANCELLED (the person declined to answer; do not ask the same again), ASK_TIMEOUT (nobody answered in time), ASK_ABORTED (the ask was withdrawn), INVALID_QUESTION or EMPTY_QUESTIONS (fix the input and call again), SLACK_ERROR (Slack refused; the message says why).`,
+	interaction.MaxQuestions)
+
+// inputSchema is the JSON Schema of the tool's arguments. It does not forbid
+// other properties: clients and models that send more are not refused.
+// The handler decodes and validates the arguments itself, so that every
+// problem comes back as a tool error with the seam's code.
+const inputSchema = `{
+  "type": "object",
+  "properties": {
+    "questions": {
+      "type": "array",
+      "description": "The questions to ask, shown together in one Slack message.",
+      "minItems": 1,
+      "maxItems": 10,
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string", "description": "Stable, unique id of the question, e.g. \"db_engine\". The answer item carries it."},
+          "question": {"type": "string", "description": "The question, as a full sentence."},
+          "header": {"type": "string", "description": "Optional short title of a few words."},
+          "detail": {"type": "string", "description": "Optional longer context: the plan, the trade-offs, what the answer is for."},
+          "options": {
+            "type": "array",
+            "description": "Choices to pick from. Leave out for a free-text question. Never add an \"Other\" option: the person can always type their own answer.",
+            "maxItems": 100,
+            "items": {
+              "type": "object",
+              "properties": {
+                "label": {"type": "string", "description": "Short, distinct label; it is also the value returned in \"selected\"."},
+                "description": {"type": "string", "description": "Optional explanation of the choice."}
+              },
+              "required": ["label"]
+            }
+          },
+          "multiSelect": {"type": "boolean", "description": "Allow choosing several options. Default false."},
+          "multi_select": {"type": "boolean", "description": "Same as multiSelect."}
+        },
+        "required": ["id", "question"]
+      }
+    },
+    "channel": {"type": "string", "description": "Slack channel id to ask in (e.g. C0123456789). Default: the server's channel."},
+    "user": {"type": "string", "description": "Slack user id (e.g. U0123456789) to ask in a direct message instead of a channel."},
+    "timeout": {"type": "string", "description": "How long to wait for an answer, as a Go duration such as \"30m\" or \"2h\". Default: the server's."}
+  },
+  "required": ["questions"]
+}`
+
+// outputSchema is the JSON Schema of the structured content of a successful
+// call: interaction.Answer.
+const outputSchema = `{
+  "type": "object",
+  "properties": {
+    "answers": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string"},
+          "selected": {"type": "array", "items": {"type": "string"}},
+          "custom": {"type": "string"}
+        },
+        "required": ["id", "selected"]
+      }
+    }
+  },
+  "required": ["answers"]
+}`
+
+func toolDefinition() *mcpsdk.Tool {
+	openWorld, destructive := true, false
+	return &mcpsdk.Tool{
+		Name:         ToolName,
+		Title:        "Ask a person in Slack",
+		Description:  toolDescription,
+		InputSchema:  json.RawMessage(inputSchema),
+		OutputSchema: json.RawMessage(outputSchema),
+		Annotations: &mcpsdk.ToolAnnotations{
+			Title:           "Ask a person in Slack",
+			DestructiveHint: &destructive,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+}
