@@ -82,6 +82,7 @@ func (b *Bot) CreateIdempotent(ctx context.Context, in interaction.AskInput) (in
 		return interaction.Ask{}, false, b.dropUnposted(rec.ID, err)
 	}
 	b.sched.add(rec)
+	b.stats.Created.Add(1)
 	return rec.Ask, true, nil
 }
 

@@ -70,11 +70,22 @@ type Bot struct {
 	stats     Stats
 }
 
-// Stats counts what the bot did; read it with Bot.Stats.
+// Stats counts what the bot did since start; read it with Bot.Counters.
 type Stats struct {
 	Envelopes atomic.Int64
 	Posts     atomic.Int64
 	Updates   atomic.Int64
+	Created   atomic.Int64
+	Answered  atomic.Int64
+	Cancelled atomic.Int64
+	Aborted   atomic.Int64
+	Expired   atomic.Int64
+}
+
+// Counts is a snapshot of Stats.
+type Counts struct {
+	Envelopes, Posts, Updates, Created    int64
+	Answered, Cancelled, Aborted, Expired int64
 }
 
 // New checks cfg and returns a Bot. It returns an error when API or Store
@@ -218,10 +229,27 @@ func (b *Bot) Ready(context.Context) error {
 	return nil
 }
 
-// Counters returns the number of envelopes received, messages posted and
-// messages updated since start.
-func (b *Bot) Counters() (envelopes, posts, updates int64) {
-	return b.stats.Envelopes.Load(), b.stats.Posts.Load(), b.stats.Updates.Load()
+// Counters returns what the bot did since start: envelopes received,
+// messages posted and updated, asks created and ended by outcome.
+func (b *Bot) Counters() Counts {
+	s := &b.stats
+	return Counts{
+		Envelopes: s.Envelopes.Load(), Posts: s.Posts.Load(), Updates: s.Updates.Load(), Created: s.Created.Load(),
+		Answered: s.Answered.Load(), Cancelled: s.Cancelled.Load(), Aborted: s.Aborted.Load(), Expired: s.Expired.Load(),
+	}
+}
+
+func (s *Stats) ended(st interaction.Status) {
+	switch st {
+	case interaction.StatusAnswered:
+		s.Answered.Add(1)
+	case interaction.StatusCancelled:
+		s.Cancelled.Add(1)
+	case interaction.StatusAborted:
+		s.Aborted.Add(1)
+	case interaction.StatusExpired:
+		s.Expired.Add(1)
+	}
 }
 
 // appIDNow returns the app id Slack announced, or "" before the first hello.

@@ -271,7 +271,8 @@ func TestRestartRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := b1.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("x")}}})
+	open, err := b1.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("x")}},
+		Responders: []string{alice}, RemindAfter: interaction.Duration(2 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,6 +300,16 @@ func TestRestartRecovers(t *testing.T) {
 	r.waitFor("unsynced ended ask's message updated", func() bool {
 		m, _ := r.fake.Message(chanID, ended.TS)
 		return !strings.Contains(string(m.Blocks), `"actions"`)
+	})
+	// The reminder, due by a stored time, fires after the restart.
+	r.clock.Advance(time.Hour)
+	r.waitFor("reminder after the restart", func() bool {
+		for _, m := range r.fake.Messages(chanID) {
+			if m.ThreadTS == open.TS && strings.Contains(m.Text, "Reminder") {
+				return true
+			}
+		}
+		return false
 	})
 	// The message posted before the restart still answers, the first time.
 	if _, err := r.fake.Person(alice).Select(r.ctx(), chanID, open.TS, selectFinder(0), "yes"); err != nil {

@@ -56,6 +56,7 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 	if err != nil {
 		return rec, fmt.Errorf("end %s: %w", id, err)
 	}
+	b.stats.ended(rec.Status)
 	b.waiters.wake(id)
 	b.sched.remove(id)
 	b.syncer.mark(id)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -499,4 +501,51 @@ func TestDshQuestionAnsweredInSlack(t *testing.T) {
 		return strings.Contains(string(m.Blocks), "stopped waiting")
 	})
 	_ = rpc2
+}
+
+func TestMetrics(t *testing.T) {
+	h := start(t)
+	ask := h.create(ask1(question("a", "Go?", "yes", "no")))
+	if _, err := h.fake.Person(alice).Select(ctxT(t), channel, ask.TS, control(0, "select"), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitAsk(ask.ID)
+	resp, err := h.http.Get(h.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"slackask_asks_created_total 1", `slackask_asks_ended_total{status="answered"} 1`, "slackask_slack_posts_total 1", "slackask_ready 1", "go_goroutines"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestManifest(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(t.Context(), []string{"manifest"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var m struct {
+		Settings struct {
+			SocketMode    bool `json:"socket_mode_enabled"`
+			Interactivity struct {
+				Enabled bool `json:"is_enabled"`
+			} `json:"interactivity"`
+		} `json:"settings"`
+		OAuth struct {
+			Scopes struct {
+				Bot []string `json:"bot"`
+			} `json:"scopes"`
+		} `json:"oauth_config"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+		t.Fatal(err)
+	}
+	scopes := strings.Join(m.OAuth.Scopes.Bot, ",")
+	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || !strings.Contains(scopes, "chat:write") || !strings.Contains(scopes, "im:write") {
+		t.Fatalf("manifest %s", out.String())
+	}
 }

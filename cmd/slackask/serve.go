@@ -95,6 +95,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	}
 	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
+	api2.Mount("GET /metrics", metricsHandler(b, allReady(ready)))
 	api2.Mount("/mcp", mcp.Handler(b, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener
