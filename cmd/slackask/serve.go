@@ -19,8 +19,8 @@ import (
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/sqlite"
 )
