@@ -188,10 +188,15 @@ func (b *Bot) post(ctx context.Context, rec store.Record) (store.Record, error) 
 		return rec, err
 	}
 	b.stats.Posts.Add(1)
-	return b.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *store.Record) error {
+	rec, err = b.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *store.Record) error {
 		r.Channel, r.TS, r.Synced = channel, ts, r.Rev == rec.Rev
 		return nil
 	})
+	if err == nil && !rec.Synced {
+		// The ask changed (or ended) while it was being posted.
+		b.syncer.mark(rec.ID)
+	}
+	return rec, err
 }
 
 // Get implements interaction.AskService.

@@ -443,3 +443,32 @@ func TestDMAskRefusesOthers(t *testing.T) {
 		t.Fatalf("bob ended alice's DM ask: %+v", got)
 	}
 }
+
+func TestWithdrawnWhilePostingStillUpdatesMessage(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	// Slack is slow to accept the post: withdraw the ask meanwhile.
+	r.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Status: 429, RetryAfter: time.Second})
+	var ask interaction.Ask
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		ask, err = b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "slow"})
+		done <- err
+	}()
+	var id string
+	r.waitFor("record stored", func() bool {
+		recs, _ := r.store.Pending(r.ctx())
+		if len(recs) == 1 {
+			id = recs[0].ID
+		}
+		return id != ""
+	})
+	if _, err := b.Withdraw(r.ctx(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("the late-posted message shows the withdrawal", r.messageHas(ask.TS, "ithdrawn"))
+}
