@@ -157,12 +157,8 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 			return nil, fmt.Errorf("bot run: auth.test: %w", slackErr(err))
 		}
 		b.log.Warn().Err(slackErr(err)).Dur("retry_in", wait).Msg("Slack unreachable; retrying")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, wait) {
 			return nil, ctx.Err()
-		case <-t.C:
 		}
 		wait = min(2*wait, 30*time.Second)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -127,12 +128,8 @@ func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID str
 func (b *Bot) loadPosted(ctx context.Context, id string) (store.Record, error) {
 	rec, err := b.store.Get(ctx, id)
 	for i := 0; err == nil && rec.TS == "" && rec.Status == interaction.StatusPending && i < 40; i++ {
-		t := time.NewTimer(50 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, 50*time.Millisecond) {
 			return rec, ctx.Err()
-		case <-t.C:
 		}
 		rec, err = b.store.Get(ctx, id)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -31,12 +32,8 @@ func (b *Bot) call(ctx context.Context, method string, fn func(context.Context) 
 		}
 		wait := max(rl.RetryAfter, 100*time.Millisecond)
 		b.log.Info().Str("method", method).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, wait) {
 			return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
-		case <-t.C:
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -88,12 +89,8 @@ func (s *syncer) syncWithRetry(ctx context.Context, id string) {
 			return
 		}
 		s.b.log.Warn().Err(err).Str("ask", id).Int("attempt", attempt+1).Msg("message update failed")
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, backoff) {
 			return
-		case <-t.C:
 		}
 		backoff *= 2
 	}
@@ -143,11 +140,6 @@ func (s *syncer) waitIdle(ctx context.Context) {
 		if n == 0 {
 			return
 		}
-		t := time.NewTimer(50 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
+		clock.Sleep(ctx, 50*time.Millisecond)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // DefaultTitle is the agent name of an ask whose dsh session has no title
@@ -242,7 +243,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		}
 		ev.Err(err).Str("url", b.muxURL).Dur("up", up).Dur("retryIn", wait).Int("attempt", attempt).
 			Msg("dsh: event mux disconnected")
-		if !sleep(ctx, wait) {
+		if !clock.Sleep(ctx, wait) {
 			return nil
 		}
 		delay = min(delay*2, b.cfg.Backoff.Max)
@@ -358,16 +359,4 @@ func jitter(d time.Duration) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(rand.Int64N(int64(d-half)+1))
-}
-
-// sleep waits d or until ctx ends; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

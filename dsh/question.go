@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // question is one question/requested the host is (as far as the bridge
@@ -68,7 +69,7 @@ func (b *Bridge) serve(ctx, qctx context.Context, q *question) {
 			return
 		case err != nil:
 			log.Warn().Err(err).Msg("dsh: waiting for the ask failed; retrying")
-			if !sleep(qctx, jitter(delay)) {
+			if !clock.Sleep(qctx, jitter(delay)) {
 				continue
 			}
 			delay = min(delay*2, respondMaxDelay)
@@ -119,7 +120,7 @@ func (b *Bridge) createAsk(ctx, qctx context.Context, q *question, log zerolog.L
 		}
 		wait := jitter(delay)
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", wait).Msg("dsh: creating the ask failed; retrying")
-		if !sleep(qctx, wait) {
+		if !clock.Sleep(qctx, wait) {
 			return interaction.Ask{}, err
 		}
 		delay = min(delay*2, respondMaxDelay)

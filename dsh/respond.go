@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // The reasons of {"accepted":false,"reason":…}.
@@ -222,7 +223,7 @@ func (b *Bridge) respond(ctx context.Context, body []byte, log zerolog.Logger) (
 		}
 		wait := jitter(delay)
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", wait).Msg("dsh: POST /api/respond failed; retrying")
-		if !sleep(ctx, wait) {
+		if !clock.Sleep(ctx, wait) {
 			return respondReply{}, ctx.Err()
 		}
 		delay = min(delay*2, respondMaxDelay)

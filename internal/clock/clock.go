@@ -2,6 +2,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -82,4 +83,17 @@ func (f *Fake) Waiters() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.waiters)
+}
+
+// Sleep waits d of real time or until ctx ends; it reports whether the
+// whole of d elapsed.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
