@@ -91,9 +91,16 @@ func TestBatchOfThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The message shows the typed text, and the selections survive the update.
-	h.waitMessage(ask, "showed the custom text", func(m slackfake.Message) bool {
+	updated := h.waitMessage(ask, "showed the custom text", func(m slackfake.Message) bool {
 		return strings.Contains(blocksText(m), "Ship it &lt;!channel&gt; &amp; go")
 	})
+	// The update re-renders every client: the selections made before it
+	// are carried into the new message as initial options.
+	for _, want := range []string{`"initial_option":{"text":{"text":"B"`, `"initial_options":[{"text":{"text":"dev"`} {
+		if !strings.Contains(string(updated.Blocks), want) {
+			t.Errorf("updated message lost a selection (%s): %s", want, updated.Blocks)
+		}
+	}
 	if _, err := p.Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
 		t.Fatal(err)
 	}
