@@ -180,7 +180,7 @@ func (b *Bot) post(ctx context.Context, rec store.Record) (store.Record, error) 
 		opts = append(opts, slack.MsgOptionTS(rec.ThreadTS))
 	}
 	var channel, ts string
-	err := b.call(ctx, "chat.postMessage", func(ctx context.Context) (err error) {
+	err := b.callPost(ctx, rec.Channel, func(ctx context.Context) (err error) {
 		channel, ts, err = b.api.PostMessageContext(ctx, rec.Channel, opts...)
 		return err
 	})

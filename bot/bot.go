@@ -68,6 +68,7 @@ type Bot struct {
 	metaKey   []byte
 	handlers  sync.WaitGroup
 	stats     Stats
+	posts     postGates // paces chat.postMessage per rate-limited channel
 }
 
 // Stats counts what the bot did since start; read it with Bot.Counters.

@@ -202,7 +202,7 @@ func (b *Bot) onSelect(ctx context.Context, rec store.Record, a slack.BlockActio
 		}})
 		return err
 	}
-	_, err = b.store.Update(ctx, rec.ID, func(r *store.Record) error {
+	updated, err := b.store.Update(ctx, rec.ID, func(r *store.Record) error {
 		if r.Status.Ended() {
 			return errEnded
 		}
@@ -216,7 +216,10 @@ func (b *Bot) onSelect(ctx context.Context, rec store.Record, a slack.BlockActio
 		}
 		return nil
 	})
-	if err == nil {
+	// Most selects change nothing the message shows: the record stays
+	// synced and there is nothing to update (marking it anyway cost a
+	// goroutine and a store read per select).
+	if err == nil && !updated.Synced {
 		b.syncer.mark(rec.ID)
 	}
 	return err

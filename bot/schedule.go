@@ -170,7 +170,7 @@ func (b *Bot) remind(ctx context.Context, id string) {
 	if who := mentionList(rec); who != "" {
 		text = who + " " + text
 	}
-	err = b.call(ctx, "chat.postMessage", func(ctx context.Context) error {
+	err = b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
 	})

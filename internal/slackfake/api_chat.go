@@ -81,6 +81,7 @@ func (s *Server) storeMessageLocked(channel, text string, blocks []any, thread s
 	m.Channel, m.TS, m.ThreadTS, m.Text = channel, s.nextTSLocked(), thread, text
 	m.Blocks = mustJSON(nonNil(blocks))
 	s.msgs[channel] = append(s.msgs[channel], m)
+	s.msgIndex[msgKeyT{channel, m.TS}] = m
 	s.emitLocked(Event{Type: EventMessagePosted, Channel: channel, TS: m.TS})
 	return m
 }

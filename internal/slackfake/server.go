@@ -31,6 +31,7 @@ type Server struct {
 	rates map[string]*bucket
 
 	msgs       map[string][]*msgRec // channel → messages in post order
+	msgIndex   map[msgKeyT]*msgRec  // (channel, ts) → message, for findMsgLocked
 	lastTS     int64                // last message ts in microseconds
 	ephemerals []Ephemeral
 	views      map[string]*viewRec
@@ -54,6 +55,7 @@ func New(cfg Config) (srv *Server, err error) {
 		fails:     map[string][]*injected{},
 		rates:     map[string]*bucket{},
 		msgs:      map[string][]*msgRec{},
+		msgIndex:  map[msgKeyT]*msgRec{},
 		views:     map[string]*viewRec{},
 		triggers:  map[string]*trigger{},
 		responses: map[string]responseTarget{},

@@ -131,6 +131,12 @@ func (c *wsConn) writeLocked(v any) error {
 	return c.ws.WriteJSON(v)
 }
 
+// writeFrameLocked writes a JSON text frame that is already encoded.
+func (c *wsConn) writeFrameLocked(frame []byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return c.ws.WriteMessage(websocket.TextMessage, frame)
+}
+
 func (c *wsConn) write(v any) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

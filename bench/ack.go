@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+const (
+	targetSlackask = "slackask"
+	targetFloor    = "floor"
+	targetBolt     = "bolt"
+)
+
+// ackResults holds, per target and rate, one loadResult per repetition,
+// and slackask's answer latencies per repetition.
+type ackResults struct {
+	runs    map[string]map[int][]loadResult
+	answers []latency
+	errs    map[string]string // target → why it could not run
+	asks    int               // asks the envelopes act on
+}
+
+// ackBench measures ack latency of slackask, the floor and Bolt against
+// one fake, interleaving the targets across repetitions so that drift in
+// the machine's load hits all three alike. While slackask runs, it also
+// measures answer latency.
+func (r *rig) ackBench(ctx context.Context) (*ackResults, error) {
+	fake, err := newFake(slackfake.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer fake.Close()
+	res := &ackResults{runs: map[string]map[int][]loadResult{}, errs: map[string]string{}}
+	db := filepath.Join(r.dir, "ack.db")
+	defer os.Remove(db)
+	payloads, err := r.ackSetup(ctx, fake, db)
+	if err != nil {
+		return res, fmt.Errorf("ack benchmark setup: %w", err)
+	}
+	res.asks = r.cfg.ackAsks
+	orders := [][]string{
+		{targetSlackask, targetFloor, targetBolt},
+		{targetFloor, targetBolt, targetSlackask},
+		{targetBolt, targetSlackask, targetFloor},
+	}
+	for rep := range r.cfg.reps {
+		for _, target := range orders[rep%len(orders)] {
+			if _, failed := res.errs[target]; failed || (len(r.cfg.targets) > 0 && !r.cfg.targets[target]) {
+				continue
+			}
+			err := r.ackTarget(ctx, fake, target, db, payloads, res)
+			if err != nil {
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if target == targetSlackask {
+					return res, fmt.Errorf("ack benchmark, slackask: %w", err)
+				}
+				r.logf("  %s: %v (skipped from now on)", target, err)
+				res.errs[target] = err.Error()
+			}
+		}
+	}
+	return res, nil
+}
+
+// ackSetup has slackask post the asks the envelopes act on (so that it
+// knows them and does its real work for each envelope), then captures the
+// envelopes' payloads (see capturePayloads).
+func (r *rig) ackSetup(ctx context.Context, fake *slackfake.Server, db string) ([]json.RawMessage, error) {
+	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = p.stop()
+		_ = waitConnections(context.Background(), fake, 0, 10*time.Second)
+	}()
+	if _, err := p.waitReady(30 * time.Second); err != nil {
+		return nil, err
+	}
+	a := newAPI(p.base, 8)
+	defer a.close()
+	msgs, _, err := createAsks(ctx, a, r.cfg.ackAsks, 8, typicalAsk)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.stop(); err != nil {
+		return nil, err
+	}
+	if err := waitConnections(ctx, fake, 0, 10*time.Second); err != nil {
+		return nil, err
+	}
+	return capturePayloads(ctx, fake, msgs, 4*len(msgs))
+}
+
+// ackTarget starts one target, loads it at every rate and stops it; for
+// slackask it measures answer latency first.
+func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, res *ackResults) error {
+	var (
+		p   *proc
+		err error
+		a   *api
+	)
+	switch target {
+	case targetSlackask:
+		p, err = r.startSlackask(fake, slackaskOpts{db: db})
+	case targetFloor:
+		p, err = r.startFloor(fake)
+	case targetBolt:
+		p, err = r.startBolt(fake)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if a != nil {
+			a.close()
+		}
+		_ = p.stop()
+		_ = waitConnections(context.Background(), fake, 0, 10*time.Second)
+	}()
+	if target == targetSlackask {
+		if _, err := p.waitReady(30 * time.Second); err != nil {
+			return err
+		}
+		a = newAPI(p.base, 4)
+	}
+	if err := waitConnections(ctx, fake, 1, 30*time.Second); err != nil {
+		return fmt.Errorf("%w\n%s", err, p.tailText())
+	}
+	action := replay(fake, payloads)
+	// Warm-up (discarded): connections, caches, Node's JIT.
+	if w := runLoad(ctx, fake, p.cmd.Process.Pid, 100, r.cfg.warmup, action); w.errors > 0 {
+		return fmt.Errorf("warm-up: %d of %d envelopes failed, first: %v\n%s", w.errors, w.sent, w.firstErr, p.tailText())
+	}
+	if target == targetSlackask {
+		// Answer latency first, on a quiet process.
+		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
+		lat, err := answerSamples(ctx, fake, a, r.cfg.answers)
+		if err != nil {
+			return fmt.Errorf("answer latency: %w\n%s", err, p.tailText())
+		}
+		s := summarize(lat)
+		res.answers = append(res.answers, s)
+		r.logf("  answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms", s.N, ms(s.P50), ms(s.P99), ms(s.Max))
+	}
+	for _, rate := range r.cfg.rates {
+		// Each rate starts on a quiet target: the work slackask queued
+		// after acking the previous rate's envelopes is done.
+		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
+		var prof chan error
+		if target == targetSlackask && p.pprofAddr != "" && r.cfg.ackDur >= 2*time.Second {
+			prof = make(chan error, 1)
+			path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-ack-%d.pprof", rate))
+			go func() { prof <- p.cpuProfile(ctx, r.cfg.ackDur-time.Second, path) }()
+		}
+		lr := runLoad(ctx, fake, p.cmd.Process.Pid, rate, r.cfg.ackDur, action)
+		if prof != nil {
+			if err := <-prof; err != nil {
+				r.logf("  profile: %v", err)
+			}
+		}
+		if res.runs[target] == nil {
+			res.runs[target] = map[int][]loadResult{}
+		}
+		res.runs[target][rate] = append(res.runs[target][rate], lr)
+		r.logf("  %-8s %5d/s: n=%d p50 %s ms, p99 %s ms, max %s ms, errors %d, sender lag %s ms; CPU/envelope %s ms (driver %s ms); load %s",
+			target, rate, lr.lat.N, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), lr.errors, ms(lr.lag),
+			ms(lr.cpuPer()), ms(lr.driverCPU/time.Duration(max(1, lr.sent))), loadAvg())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// answerSamples creates n asks one after another; for each, a caller
+// long-polls GET /v1/asks/{id}?wait, a person picks in both selects and
+// presses Submit, and the sample is the time from sending the Submit
+// payload to the caller having the answer. The next ask follows once the
+// message shows the answer.
+func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for i := range n {
+		ask, err := a.create(ctx, typicalAsk(i))
+		if err != nil {
+			return out, err
+		}
+		m := msgRef{id: ask.ID, channel: ask.Channel, ts: ask.TS}
+		done := poll(ctx, a, m.id, time.Minute)
+		p := fake.Person(personID(i))
+		if _, err := p.Select(ctx, m.channel, m.ts, control(0, "select"), "SQLite"); err != nil {
+			return out, err
+		}
+		if _, err := p.Select(ctx, m.channel, m.ts, control(1, "select"), "dev", "prod"); err != nil {
+			return out, err
+		}
+		t0 := time.Now()
+		if _, err := p.Click(ctx, m.channel, m.ts, control(-1, "submit")); err != nil {
+			return out, err
+		}
+		var res pollResult
+		select {
+		case res = <-done:
+		case <-time.After(30 * time.Second):
+			return out, fmt.Errorf("ask %s: no answer reached the caller within 30 s", m.id)
+		}
+		if res.err != nil {
+			return out, res.err
+		}
+		if res.ask.Status != interaction.StatusAnswered || res.ask.Answer == nil ||
+			len(res.ask.Answer.Answers) != 3 || len(res.ask.Answer.Answers[1].Selected) != 2 {
+			return out, fmt.Errorf("ask %s: caller got %+v", m.id, res.ask)
+		}
+		out = append(out, res.at.Sub(t0))
+		// The next sample starts once this ask's message shows the answer.
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = fake.WaitFor(wctx, func() bool {
+			msg, ok := fake.Message(m.channel, m.ts)
+			return ok && msg.Updates > 0 && !strings.Contains(string(msg.Blocks), `"type":"actions"`)
+		})
+		cancel()
+		if err != nil {
+			return out, fmt.Errorf("ask %s: the message never showed the answer: %w", m.id, err)
+		}
+	}
+	return out, nil
+}
+
+// pollResult is what a long-polling caller received, and when.
+type pollResult struct {
+	ask interaction.Ask
+	at  time.Time
+	err error
+}
+
+// poll starts a caller waiting on GET /v1/asks/{id}?wait=d.
+func poll(ctx context.Context, a *api, id string, d time.Duration) <-chan pollResult {
+	ch := make(chan pollResult, 1)
+	go func() {
+		ask, _, err := a.do(ctx, "GET", fmt.Sprintf("/v1/asks/%s?wait=%s", id, d), nil)
+		ch <- pollResult{ask: ask, at: time.Now(), err: err}
+	}()
+	return ch
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+func TestPercentile(t *testing.T) {
+	var xs []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted on purpose
+		xs = append(xs, time.Duration(i)*time.Millisecond)
+	}
+	orig := slices.Clone(xs)
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{
+		{0.01, 1 * time.Millisecond},
+		{0.50, 50 * time.Millisecond},
+		{0.99, 99 * time.Millisecond},
+		{0.995, 100 * time.Millisecond},
+		{1, 100 * time.Millisecond},
+	} {
+		if got := percentile(xs, c.q); got != c.want {
+			t.Errorf("percentile(1..100 ms, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if !slices.Equal(xs, orig) {
+		t.Error("percentile reordered its input")
+	}
+	// Nearest rank on few values: p99 of 10 values is the largest.
+	ten := []time.Duration{5, 1, 9, 3, 7, 2, 8, 4, 6, 10}
+	if got := percentile(ten, 0.99); got != 10 {
+		t.Errorf("p99 of 1..10 = %v, want 10", got)
+	}
+	if got := percentile(ten, 0.5); got != 5 {
+		t.Errorf("p50 of 1..10 = %v, want 5", got)
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile of nothing = %v", got)
+	}
+	if got := percentile([]time.Duration{7}, 0.99); got != 7 {
+		t.Errorf("p99 of one value = %v", got)
+	}
+	s := summarize(ten)
+	if s.N != 10 || s.P50 != 5 || s.P99 != 10 || s.Max != 10 {
+		t.Errorf("summarize = %+v", s)
+	}
+	if got := medianDur([]time.Duration{3, 1, 2}); got != 2 {
+		t.Errorf("median of 3 = %v", got)
+	}
+	if got := medianDur([]time.Duration{4, 1, 2, 3}); got != 2 { // (2+3)/2 in integer nanoseconds
+		t.Errorf("median of 4 = %v", got)
+	}
+	m := medianLatency([]latency{{N: 1, P50: 1, P99: 9, Max: 9}, {N: 2, P50: 3, P99: 5, Max: 20}, {N: 3, P50: 2, P99: 7, Max: 10}})
+	if m.N != 6 || m.P50 != 2 || m.P99 != 7 || m.Max != 10 {
+		t.Errorf("medianLatency = %+v", m)
+	}
+}
+
+func TestAskIDOf(t *testing.T) {
+	if got := askIDOf(`[{"type":"section","block_id":"sa.aq3x.1.0.q"}]`); got != "aq3x" {
+		t.Errorf("askIDOf = %q", got)
+	}
+	if got := askIDOf(`[{"type":"section","block_id":"xyz"}]`); got != "" {
+		t.Errorf("askIDOf without ours = %q", got)
+	}
+}
+
+// postAsks posts n typical ask messages straight to the fake, rendered as
+// slackask renders them, for tests without a slackask process.
+func postAsks(t *testing.T, fake *slackfake.Server, n int) []msgRef {
+	t.Helper()
+	api := slack.New(botToken, slack.OptionAPIURL(fake.APIURL()))
+	var out []msgRef
+	for i := range n {
+		in := typicalAsk(i)
+		id := fmt.Sprintf("abench%d", i)
+		text, blks := blocks.Message(blocks.View{AskID: id, Rev: 1, Request: in.Request, Status: interaction.StatusPending,
+			Progress: make([]interaction.Progress, len(in.Questions))})
+		ch, ts, err := api.PostMessage(benchChannel, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, msgRef{id: id, channel: ch, ts: ts})
+	}
+	return out
+}
+
+// TestAckSmoke runs the ack benchmark for 1 s at 50/s against an acker in
+// this process (the floor's code), so it needs no build.
+func TestAckSmoke(t *testing.T) {
+	fake, err := newFake(slackfake.Config{PingInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs := postAsks(t, fake, 5)
+
+	smCtx, stopSM := context.WithCancel(ctx)
+	sm := socketmode.New(slack.New(botToken, slack.OptionAppLevelToken(appToken), slack.OptionAPIURL(fake.APIURL())))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		go func() { _ = sm.RunContext(smCtx) }()
+		for {
+			select {
+			case <-smCtx.Done():
+				return
+			case evt := <-sm.Events:
+				if evt.Request != nil && evt.Request.EnvelopeID != "" {
+					_ = sm.Ack(*evt.Request)
+				}
+			}
+		}
+	}()
+	defer func() { stopSM(); <-done }()
+	if err := waitConnections(ctx, fake, 1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	res := runLoad(ctx, fake, 0, 50, time.Second, func(i int) func(context.Context) error { return selectAction(fake, msgs, i) })
+	if res.errors > 0 || res.sent != 50 || res.lat.N != 50 {
+		t.Fatalf("sent %d, acked %d, %d errors (first: %v)", res.sent, res.lat.N, res.errors, res.firstErr)
+	}
+	if res.lat.P50 <= 0 || res.lat.P99 < res.lat.P50 || res.lat.Max < res.lat.P99 || res.lat.Max > 3*time.Second {
+		t.Fatalf("implausible latencies %+v", res.lat)
+	}
+}
+
+// TestBenchSmoke builds slackask and the floor and runs the ack benchmark
+// against both for 1 s at 50/s, with a few answer-latency samples. It is
+// skipped with -short.
+func TestBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ./cmd/slackask and ./bench/floor; skipped with -short")
+	}
+	dir := t.TempDir()
+	bins, err := buildBinaries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := quickConfig()
+	cfg.rates, cfg.ackDur, cfg.warmup, cfg.pause, cfg.ackAsks, cfg.answers = []int{50}, time.Second, 200*time.Millisecond, 100*time.Millisecond, 5, 5
+	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: t.Logf}
+	fake, err := newFake(slackfake.Config{PingInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res := &ackResults{runs: map[string]map[int][]loadResult{}, errs: map[string]string{}}
+	db := filepath.Join(dir, "smoke.db")
+	payloads, err := r.ackSetup(ctx, fake, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(payloads) != 4*cfg.ackAsks {
+		t.Fatalf("%d payloads captured", len(payloads))
+	}
+	for _, target := range []string{targetSlackask, targetFloor} {
+		if err := r.ackTarget(ctx, fake, target, db, payloads, res); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		lr := res.runs[target][50][0]
+		if lr.errors > 0 || lr.lat.N != 50 {
+			t.Fatalf("%s: acked %d of 50, %d errors (first: %v)", target, lr.lat.N, lr.errors, lr.firstErr)
+		}
+	}
+	if len(res.answers) != 1 || res.answers[0].N != 5 {
+		t.Fatalf("answer samples: %+v", res.answers)
+	}
+	if md := (&report{Ack: res, cfg: cfg, Reps: 1}).markdown(); len(md) == 0 {
+		t.Fatal("empty report")
+	}
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+// economyResult is the Web API calls of the typical flow, per ask.
+type economyResult struct {
+	Asks    int
+	PerAsk  map[string]float64 // method → calls per ask
+	Visible int                // visible changes per ask in the flow
+}
+
+// economyBench runs the typical flow on asks one after another and counts
+// the Web API calls slackask made for them: pick in the select, pick in
+// the multi-select (the client shows both at once: no update due), type a
+// note in the "Other…" modal (shown in the message: one update), Submit
+// (the message shows the answer: one update).
+func (r *rig) economyBench(ctx context.Context) (*economyResult, error) {
+	fake, err := newFake(slackfake.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer fake.Close()
+	db := filepath.Join(r.dir, "economy.db")
+	defer os.Remove(db)
+	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop() //nolint:errcheck
+	if _, err := p.waitReady(30 * time.Second); err != nil {
+		return nil, err
+	}
+	a := newAPI(p.base, 4)
+	defer a.close()
+	before := countCalls(fake)
+	n := r.cfg.economyAsks
+	for i := range n {
+		if err := typicalFlow(ctx, fake, a, i); err != nil {
+			return nil, fmt.Errorf("flow %d: %w\n%s", i, err, p.tailText())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // anything late would show up
+	after := countCalls(fake)
+	res := &economyResult{Asks: n, PerAsk: map[string]float64{}, Visible: 2}
+	for m, c := range after {
+		if d := c - before[m]; d > 0 {
+			res.PerAsk[m] = float64(d) / float64(n)
+		}
+	}
+	return res, nil
+}
+
+func countCalls(fake *slackfake.Server) map[string]int {
+	out := map[string]int{}
+	for _, c := range fake.Calls() {
+		out[c.Method]++
+	}
+	return out
+}
+
+func typicalFlow(ctx context.Context, fake *slackfake.Server, a *api, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ask, err := a.create(ctx, typicalAsk(i))
+	if err != nil {
+		return err
+	}
+	done := poll(ctx, a, ask.ID, time.Minute)
+	ch, ts := ask.Channel, ask.TS
+	p := fake.Person(personID(i))
+	if _, err := p.Select(ctx, ch, ts, control(0, "select"), "PostgreSQL"); err != nil {
+		return err
+	}
+	if _, err := p.Select(ctx, ch, ts, control(1, "select"), "staging", "prod"); err != nil {
+		return err
+	}
+	if _, err := p.Click(ctx, ch, ts, control(2, "other")); err != nil {
+		return err
+	}
+	view, err := p.WaitView(ctx)
+	if err != nil {
+		return fmt.Errorf("no modal: %w", err)
+	}
+	note := fmt.Sprintf("Wait for the 3pm freeze to end (%d)", i)
+	if err := p.Type(ctx, view.ID, slackfake.ByActionID("text"), note); err != nil {
+		return err
+	}
+	if _, err := p.Submit(ctx, view.ID); err != nil {
+		return err
+	}
+	if err := fake.WaitFor(ctx, func() bool {
+		m, ok := fake.Message(ch, ts)
+		return ok && strings.Contains(string(m.Blocks), note)
+	}); err != nil {
+		return fmt.Errorf("the note never showed: %w", err)
+	}
+	if _, err := p.Click(ctx, ch, ts, control(-1, "submit")); err != nil {
+		return err
+	}
+	res := <-done
+	if res.err != nil {
+		return res.err
+	}
+	if res.ask.Status != interaction.StatusAnswered || res.ask.Answer.Answers[2].Custom != note {
+		return fmt.Errorf("caller got %+v", res.ask)
+	}
+	return fake.WaitFor(ctx, func() bool {
+		m, ok := fake.Message(ch, ts)
+		return ok && !strings.Contains(string(m.Blocks), `"type":"actions"`) && m.Updates >= 2
+	})
+}
+
+// rateResult is one channel's run of the rate-limited benchmark.
+type rateResult struct {
+	Channel   string
+	Asks      int
+	Took      time.Duration // first POST sent → last message stored
+	Minimum   time.Duration // (asks − burst) / rate
+	Created   int           // 201 answers
+	Failed    int           // other answers
+	FirstErr  string
+	Messages  int           // messages in the channel
+	Lost      int           // created asks without a message
+	Dupes     int           // messages beyond the first for one ask
+	Strays    int           // messages of asks whose create failed
+	Attempts  int           // chat.postMessage calls for the channel
+	Limited   int           // of which answered 429
+	MaxWaited time.Duration // longest POST
+}
+
+// rateLimitBench posts asks to channels limited to 1 message/s (the fake's
+// token bucket, burst 3), all at once, one channel per repetition in
+// parallel (the limit is per channel), and checks that every ask got
+// exactly one message.
+func (r *rig) rateLimitBench(ctx context.Context) ([]rateResult, error) {
+	const rate = 1.0
+	chans := make([]string, r.cfg.rlChannels)
+	for i := range chans {
+		chans[i] = fmt.Sprintf("C0RL%d", i+1)
+	}
+	fake, err := newFake(slackfake.Config{PostsPerSecondPerChannel: rate}, chans...)
+	if err != nil {
+		return nil, err
+	}
+	defer fake.Close()
+	db := filepath.Join(r.dir, "ratelimit.db")
+	defer os.Remove(db)
+	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop() //nolint:errcheck
+	if _, err := p.waitReady(30 * time.Second); err != nil {
+		return nil, err
+	}
+	n := r.cfg.rlAsks
+	burst := 3.0
+	minimum := time.Duration(max(0, float64(n)-burst) / rate * float64(time.Second))
+
+	// Time each channel's posts as the fake stores them.
+	events, cancelEvents := fake.Subscribe()
+	var (
+		mu     sync.Mutex
+		counts = map[string]int{}
+		last   = map[string]time.Time{}
+	)
+	evDone := make(chan struct{})
+	go func() {
+		defer close(evDone)
+		for ev := range events {
+			if ev.Type == slackfake.EventMessagePosted {
+				mu.Lock()
+				counts[ev.Channel]++
+				last[ev.Channel] = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
+
+	a := newAPI(p.base, n*len(chans))
+	defer a.close()
+	ctx, cancel := context.WithTimeout(ctx, 2*minimum+2*time.Minute)
+	defer cancel()
+	results := make([]rateResult, len(chans))
+	created := make([][]string, len(chans)) // ask ids, per channel
+	var wg sync.WaitGroup
+	for ci, ch := range chans {
+		res := &results[ci]
+		res.Channel, res.Asks, res.Minimum = ch, n, minimum
+		created[ci] = make([]string, n)
+		var cmu sync.Mutex
+		start := time.Now()
+		for i := range n {
+			wg.Go(func() {
+				in := typicalAsk(i)
+				in.Channel = ch
+				t0 := time.Now()
+				ask, err := a.create(ctx, in)
+				waited := time.Since(t0)
+				cmu.Lock()
+				defer cmu.Unlock()
+				res.MaxWaited = max(res.MaxWaited, waited)
+				if err != nil {
+					res.Failed++
+					if res.FirstErr == "" {
+						res.FirstErr = err.Error()
+					}
+					return
+				}
+				res.Created++
+				created[ci][i] = ask.ID
+			})
+		}
+		wg.Go(func() {
+			// Took: from the first POST to this channel's n-th message.
+			for ctx.Err() == nil {
+				mu.Lock()
+				c, at := counts[ch], last[ch]
+				mu.Unlock()
+				if c >= n {
+					res.Took = at.Sub(start)
+					return
+				}
+				cmu.Lock()
+				settled := res.Created+res.Failed == n
+				cmu.Unlock()
+				if settled {
+					res.Took = at.Sub(start)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(500 * time.Millisecond) // a late duplicate would show up
+	cancelEvents()
+	<-evDone
+	for ci := range results {
+		checkChannel(fake, &results[ci], created[ci])
+	}
+	for _, c := range fake.Calls() {
+		if c.Method != "chat.postMessage" {
+			continue
+		}
+		for i := range results {
+			if c.Params["channel"] == results[i].Channel {
+				results[i].Attempts++
+				if c.Error != "" {
+					results[i].Limited++
+				}
+			}
+		}
+	}
+	return results, nil
+}
+
+// checkChannel counts the channel's messages and, against the asks
+// created, the lost, duplicated and stray ones.
+func checkChannel(fake *slackfake.Server, res *rateResult, created []string) {
+	msgs := fake.Messages(res.Channel)
+	res.Messages = len(msgs)
+	seen := map[string]int{}
+	for _, m := range msgs {
+		if id := askIDOf(string(m.Blocks)); id != "" {
+			seen[id]++
+		}
+	}
+	want := map[string]bool{}
+	for _, id := range created {
+		if id != "" {
+			want[id] = true
+			if seen[id] == 0 {
+				res.Lost++
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(seen)) {
+		if seen[id] > 1 {
+			res.Dupes += seen[id] - 1
+		}
+		if !want[id] {
+			res.Strays += seen[id]
+		}
+	}
+}
+
+// askIDOf finds the ask id in a message's block ids ("sa.<id>.<rev>…").
+func askIDOf(blocks string) string {
+	i := strings.Index(blocks, `"block_id":"sa.`)
+	if i < 0 {
+		return ""
+	}
+	rest := blocks[i+len(`"block_id":"sa.`):]
+	if j := strings.IndexByte(rest, '.'); j > 0 {
+		return rest[:j]
+	}
+	return ""
+}

@@ -1,0 +1,312 @@
+// Command bench measures slackask against the Slack fake
+// (internal/slackfake) and prints the results as Markdown: ack latency
+// side by side with a bare slack-go program (bench/floor) and a Bolt for
+// JavaScript app (bench/bolt), answer latency, scale (pending asks, long
+// polls, memory, goroutines), Slack API economy, rate-limited posting and
+// restart time. Run it from the repository:
+//
+//	make bench                 # npm install for Bolt, then go run ./bench
+//	BENCH_QUICK=1 go run ./bench   # smoke run, under a minute
+//
+// Environment:
+//
+//	BENCH_QUICK=1         small sizes, one repetition
+//	BENCH_ONLY=a,b        only these parts: ack, scale, economy, ratelimit
+//	BENCH_TARGETS=a,b     only these ack targets: slackask, floor, bolt
+//	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate, BENCH_REPS=N
+//	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
+//	BENCH_LEVELS=a,b      pending asks per scale level, BENCH_CREATE_CONC=N concurrent creates (16)
+//	BENCH_SLACKASK_BIN=F  run this slackask binary instead of building ./cmd/slackask (A/B runs)
+//	BENCH_OUT=FILE        also write the report there (default bench/results/latest.md)
+//	BENCH_MAX_LOAD=X      wait (up to 10 min) for the 1-minute load average to drop below X
+//	BENCH_PPROF=1         build slackask with a pprof listener (go build -overlay; the
+//	                      tree is untouched) and save to bench/results/: CPU profiles of
+//	                      its ack loads and asks creation, heap and goroutine profiles
+//	                      at each scale level, and this driver's CPU profile
+//
+// Everything listens on 127.0.0.1 only. slackask runs as a separate
+// process built from ./cmd/slackask, so its resident memory is its own.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// config sizes the benchmarks.
+type config struct {
+	quick        bool
+	only         map[string]bool
+	reps         int
+	rates        []int
+	ackDur       time.Duration
+	warmup       time.Duration
+	pause        time.Duration
+	ackAsks      int
+	answers      int
+	levels       []int
+	pollers      int
+	restartAt    int
+	settle       time.Duration
+	ackCheckDur  time.Duration
+	scaleAnswers int
+	createConc   int
+	economyAsks  int
+	rlAsks       int
+	rlChannels   int
+	profileDir   string          // BENCH_PPROF: where CPU profiles of slackask go
+	targets      map[string]bool // BENCH_TARGETS: ack targets to run (default all)
+}
+
+func fullConfig() config {
+	return config{
+		reps: 3, rates: []int{100, 500, 1000, 2000}, ackDur: 6 * time.Second, warmup: time.Second, pause: 500 * time.Millisecond,
+		ackAsks: 100, answers: 300,
+		levels: []int{1000, 10000, 50000}, pollers: 10000, restartAt: 10000, settle: 3 * time.Second,
+		ackCheckDur: 5 * time.Second, scaleAnswers: 200, createConc: 16,
+		economyAsks: 20, rlAsks: 200, rlChannels: 3,
+	}
+}
+
+func quickConfig() config {
+	return config{
+		quick: true, reps: 1, rates: []int{100, 500}, ackDur: time.Second, warmup: 300 * time.Millisecond, pause: 200 * time.Millisecond,
+		ackAsks: 20, answers: 30,
+		levels: []int{200, 1000}, pollers: 500, restartAt: 1000, settle: time.Second,
+		ackCheckDur: time.Second, scaleAnswers: 20, createConc: 16,
+		economyAsks: 5, rlAsks: 10, rlChannels: 1,
+	}
+}
+
+func (c config) runs(part string) bool { return len(c.only) == 0 || c.only[part] }
+
+// rig is one benchmark session.
+type rig struct {
+	cfg  config
+	dir  string
+	bins binaries
+	logf func(format string, args ...any)
+}
+
+// report is everything measured.
+type report struct {
+	Started   time.Time
+	Took      time.Duration
+	Machine   machine
+	LoadStart string
+	LoadEnd   string
+	Quick     bool
+	Reps      int
+	Ack       *ackResults    `json:"-"`
+	AckJSON   map[string]any `json:"Ack"`
+	Scale     []scaleLevel   `json:",omitempty"`
+	Restart   *restartResult `json:",omitempty"`
+	Economy   *economyResult `json:",omitempty"`
+	RateLimit []rateResult   `json:",omitempty"`
+	Errors    []string       `json:",omitempty"`
+	cfg       config
+}
+
+func main() {
+	cfg := fullConfig()
+	if v := os.Getenv("BENCH_QUICK"); v != "" && v != "0" {
+		cfg = quickConfig()
+	}
+	if v := os.Getenv("BENCH_ONLY"); v != "" {
+		cfg.only = map[string]bool{}
+		for _, p := range strings.Split(v, ",") {
+			cfg.only[strings.TrimSpace(p)] = true
+		}
+	}
+	if v := os.Getenv("BENCH_TARGETS"); v != "" {
+		cfg.targets = map[string]bool{}
+		for _, t := range strings.Split(v, ",") {
+			cfg.targets[strings.TrimSpace(t)] = true
+		}
+	}
+	if v := os.Getenv("BENCH_RATES"); v != "" {
+		cfg.rates = nil
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 && n <= 20000 {
+				cfg.rates = append(cfg.rates, n)
+			}
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_REPS")); err == nil && n > 0 && n <= 10 {
+		cfg.reps = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_ACK_SECONDS")); err == nil && n > 0 && n <= 60 {
+		cfg.ackDur = time.Duration(n) * time.Second
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_RL_ASKS")); err == nil && n > 3 && n <= 1000 {
+		cfg.rlAsks = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_RL_CHANNELS")); err == nil && n > 0 && n <= 5 {
+		cfg.rlChannels = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_CREATE_CONC")); err == nil && n > 0 && n <= 256 {
+		cfg.createConc = n
+	}
+	if v := os.Getenv("BENCH_LEVELS"); v != "" {
+		cfg.levels = nil
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 && n <= 100000 {
+				cfg.levels = append(cfg.levels, n)
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 40*time.Minute) // a hard bound on the whole run
+	defer cancel()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	rep, err := run(ctx, cfg, logf)
+	if rep != nil {
+		md := rep.markdown()
+		fmt.Print(md)
+		out := os.Getenv("BENCH_OUT")
+		if out == "" && rep.bootstrapped() {
+			out = filepath.Join("bench", "results", "latest.md")
+		}
+		if out != "" {
+			_ = os.MkdirAll(filepath.Dir(out), 0o755)
+			if werr := os.WriteFile(out, []byte(md), 0o644); werr != nil {
+				logf("writing %s: %v", out, werr)
+			}
+			if raw, jerr := json.MarshalIndent(rep, "", "  "); jerr == nil {
+				_ = os.WriteFile(strings.TrimSuffix(out, filepath.Ext(out))+".json", raw, 0o644)
+			}
+			logf("report written to %s", out)
+		}
+	}
+	if err != nil {
+		logf("bench: %v", err)
+		os.Exit(1)
+	}
+}
+
+// bootstrapped reports whether the working directory is the repository
+// root (so that bench/results is ours to write).
+func (r *report) bootstrapped() bool {
+	_, err := os.Stat(filepath.Join("bench", "floor", "main.go"))
+	return err == nil
+}
+
+func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, error) {
+	rep := &report{Started: time.Now(), Machine: describeMachine(), Quick: cfg.quick, Reps: cfg.reps, cfg: cfg}
+	if v := os.Getenv("BENCH_MAX_LOAD"); v != "" {
+		if limit, err := strconv.ParseFloat(v, 64); err == nil {
+			waitForLoad(ctx, limit, 10*time.Minute, logf)
+		}
+	}
+	rep.LoadStart = loadAvg()
+	logf("machine: %d CPUs (%s), %s, %s; load %s", rep.Machine.CPUs, rep.Machine.CPUModel, rep.Machine.MemTotal, rep.Machine.Go, rep.LoadStart)
+	dir, err := os.MkdirTemp("", "slackask-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	logf("building ./cmd/slackask and ./bench/floor")
+	bins, err := buildBinaries(dir)
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("BENCH_PPROF") != "" {
+		if bins.profiled, err = buildProfiled(bins, dir); err != nil {
+			return nil, err
+		}
+		cfg.profileDir, _ = filepath.Abs(filepath.Join("bench", "results"))
+		_ = os.MkdirAll(cfg.profileDir, 0o755)
+		logf("BENCH_PPROF: slackask serves pprof; CPU profiles go to %s", cfg.profileDir)
+		if f, err := os.Create(filepath.Join(cfg.profileDir, "driver.pprof")); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: logf}
+	defer func() { rep.Took, rep.LoadEnd = time.Since(rep.Started), loadAvg() }()
+
+	var failMu sync.Mutex
+	fail := func(part string, err error) {
+		failMu.Lock()
+		defer failMu.Unlock()
+		logf("%s: %v", part, err)
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", part, err))
+	}
+	if cfg.runs("ack") {
+		logf("ack latency: rates %v for %v each, %d repetition(s), targets slackask, floor, bolt", cfg.rates, cfg.ackDur, cfg.reps)
+		res, err := r.ackBench(ctx)
+		rep.Ack = res
+		if err != nil {
+			fail("ack", err)
+		}
+	}
+	if ctx.Err() == nil && cfg.runs("economy") {
+		logf("Slack API economy: %d typical flows", cfg.economyAsks)
+		res, err := r.economyBench(ctx)
+		rep.Economy = res
+		if err != nil {
+			fail("economy", err)
+		}
+	}
+	// The rate-limited run mostly waits (one post a second): it runs
+	// alongside the scale benchmark to keep the whole run short.
+	rlDone := make(chan struct{})
+	if ctx.Err() == nil && cfg.runs("ratelimit") {
+		logf("rate-limited posting: %d asks on each of %d channel(s) at 1 message/s (in the background)", cfg.rlAsks, cfg.rlChannels)
+		go func() {
+			defer close(rlDone)
+			res, err := r.rateLimitBench(ctx)
+			rep.RateLimit = res
+			if err != nil {
+				fail("ratelimit", err)
+			}
+			for _, c := range res {
+				logf("  %s: %d asks posted in %v (minimum %v), %d created, %d failed, %d lost, %d duplicated, %d postMessage calls (%d answered 429)",
+					c.Channel, c.Messages, c.Took.Round(time.Millisecond), c.Minimum, c.Created, c.Failed, c.Lost, c.Dupes, c.Attempts, c.Limited)
+			}
+		}()
+	} else {
+		close(rlDone)
+	}
+	if ctx.Err() == nil && cfg.runs("scale") {
+		logf("scale: levels %v, %d long polls at most, restart at %d", cfg.levels, cfg.pollers, cfg.restartAt)
+		lv, rr, err := r.scaleBench(ctx)
+		rep.Scale, rep.Restart = lv, rr
+		if err != nil {
+			fail("scale", err)
+		}
+	}
+	<-rlDone
+	if rep.Ack != nil {
+		rep.AckJSON = rep.Ack.jsonable()
+	}
+	if len(rep.Errors) > 0 {
+		return rep, fmt.Errorf("%d part(s) failed", len(rep.Errors))
+	}
+	return rep, ctx.Err()
+}
+
+func waitForLoad(ctx context.Context, limit float64, d time.Duration, logf func(string, ...any)) {
+	deadline := time.Now().Add(d)
+	for load1() >= limit && time.Now().Before(deadline) && ctx.Err() == nil {
+		logf("load %s: waiting for the 1-minute average to drop below %.2f", loadAvg(), limit)
+		select {
+		case <-ctx.Done():
+		case <-time.After(15 * time.Second):
+		}
+	}
+}

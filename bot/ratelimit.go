@@ -1,0 +1,139 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// postGates pace chat.postMessage per conversation once Slack rate-limits
+// it (about one message per second per channel). Without them every
+// waiting post retried on its own after Retry-After: with n posts queued
+// for one channel, n calls per second went out, n−1 of them answered 429,
+// and a post gave up after maxRateLimitRetries — 200 asks at once lost
+// 177 of their posts. With them, posts to a limited channel take turns,
+// first come first served: only the post whose turn it is calls Slack.
+// Channels that are not limited are not slowed down at all. The zero
+// value is ready to use.
+type postGates struct {
+	mu    sync.Mutex
+	gates map[string]*postGate
+}
+
+type postGate struct {
+	turn chan struct{} // holds one token: the post allowed to call Slack
+	// guarded by postGates.mu:
+	users  int       // posts using the gate
+	queued int       // posts holding or waiting for the turn
+	until  time.Time // no call before this (the last Retry-After)
+}
+
+// enter returns the gate of channel and whether the channel is limited
+// right now (posts are taking turns or Retry-After has not passed).
+func (g *postGates) enter(channel string) (*postGate, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gates == nil {
+		g.gates = map[string]*postGate{}
+	}
+	gate := g.gates[channel]
+	if gate == nil {
+		gate = &postGate{turn: make(chan struct{}, 1)}
+		gate.turn <- struct{}{}
+		g.gates[channel] = gate
+	}
+	gate.users++
+	return gate, gate.queued > 0 || time.Now().Before(gate.until)
+}
+
+// queue counts a post into (+1) or out of (−1) the posts taking turns.
+func (g *postGates) queue(gate *postGate, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gate.queued += n
+}
+
+// leave drops the gate when no post uses it any more.
+func (g *postGates) leave(channel string, gate *postGate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gate.users--
+	if gate.users == 0 && !time.Now().Before(gate.until) {
+		delete(g.gates, channel)
+	}
+}
+
+func (g *postGates) limitUntil(gate *postGate, t time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.After(gate.until) {
+		gate.until = t
+	}
+}
+
+func (g *postGates) untilOf(gate *postGate) time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return gate.until
+}
+
+// callPost runs one chat.postMessage (or other per-channel post) to
+// channel. While the channel is not rate-limited it calls at once; once
+// it is, posts wait for their turn and the one whose turn it is waits out
+// Retry-After and retries (at most maxRateLimitRetries times). Waiting
+// ends with ctx. Errors are as for call.
+func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Context) error) error {
+	const method = "chat.postMessage"
+	gate, limited := b.posts.enter(channel)
+	defer b.posts.leave(channel, gate)
+	if !limited {
+		err := fn(ctx)
+		var rl *slack.RateLimitedError
+		if err == nil || !errors.As(err, &rl) {
+			if err != nil {
+				return fmt.Errorf("%s: %w", method, slackErr(err))
+			}
+			return nil
+		}
+		b.posts.limitUntil(gate, time.Now().Add(max(rl.RetryAfter, 100*time.Millisecond)))
+	}
+	b.posts.queue(gate, 1)
+	defer b.posts.queue(gate, -1)
+	select {
+	case <-gate.turn:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
+	}
+	defer func() { gate.turn <- struct{}{} }()
+	for attempt := 0; ; attempt++ {
+		if wait := time.Until(b.posts.untilOf(gate)); wait > 0 {
+			if attempt == 0 {
+				b.log.Debug().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("channel rate limited; waiting for the turn")
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
+			case <-t.C:
+			}
+		}
+		err := fn(ctx)
+		var rl *slack.RateLimitedError
+		if err == nil {
+			return nil
+		}
+		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
+			return fmt.Errorf("%s: %w", method, slackErr(err))
+		}
+		wait := max(rl.RetryAfter, 100*time.Millisecond)
+		b.log.Info().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
+		b.posts.limitUntil(gate, time.Now().Add(wait))
+	}
+}
