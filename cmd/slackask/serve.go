@@ -70,6 +70,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	defer st.Close()
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64 // posts and updates in parallel reuse connections to Slack
 	defer transport.CloseIdleConnections()
 	api := slack.New(cfg.SlackBotToken, slack.OptionAppLevelToken(cfg.SlackAppToken), slack.OptionAPIURL(cfg.SlackAPIURL),
 		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
