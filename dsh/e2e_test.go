@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/dsh/dshtest"
@@ -29,7 +28,7 @@ import (
 func TestRealHost(t *testing.T) {
 	base, modelLog := dshtest.RealHost(t)
 
-	obs := observe(t, base)
+	obs := dshtest.WatchQuestions(t, base)
 	svc := newFakeService()
 	stopBridge := runBridge(t, base, svc)
 	defer func() { stopBridge(t) }()
@@ -38,7 +37,7 @@ func TestRealHost(t *testing.T) {
 		sid := dshtest.Prompt(t, base)
 		call, ask := waitAsk(t, svc, sid)
 		rpc := strings.TrimPrefix(call.In.IdempotencyKey, AgentPrefix)
-		if seen, ok := obs.seen(rpc); ok {
+		if seen, ok := obs.At(rpc); ok {
 			t.Logf("TIMING question/requested → Create called: %v", call.At.Sub(seen))
 		} else {
 			t.Errorf("the observer never saw question/requested %s", rpc)
@@ -136,60 +135,6 @@ func runBridge(t *testing.T, base string, svc *fakeService) func(*testing.T) {
 			t.Logf("bridge log:\n%s", logs.String())
 		})
 	}
-}
-
-// observer is a second, passive mux client that timestamps question frames.
-type observer struct {
-	mu    sync.Mutex
-	times map[string]time.Time
-}
-
-func observe(t *testing.T, base string) *observer {
-	o := &observer{times: map[string]time.Time{}}
-	// The host answers "/" a moment before its mux takes websockets.
-	var c *websocket.Conn
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		c, _, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/events.mux", nil)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			_, raw, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			now := time.Now()
-			var f frame
-			if json.Unmarshal(raw, &f) == nil && f.Method == methodQuestionRequested {
-				o.mu.Lock()
-				if _, ok := o.times[f.RPCID]; !ok {
-					o.times[f.RPCID] = now
-				}
-				o.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = c.Close()
-		<-done
-	})
-	return o
-}
-
-func (o *observer) seen(rpcID string) (time.Time, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	at, ok := o.times[rpcID]
-	return at, ok
 }
 
 // waitAsk waits for the Create call of the session's question.

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/dsh/dshtest"
@@ -23,13 +19,13 @@ import (
 // Gated: SLACKASK_DSH_E2E=1 (see dshtest.RealHost).
 func TestRealDshHostThroughSlack(t *testing.T) {
 	base, modelLog := dshtest.RealHost(t)
-	seen := watchQuestions(t, base)
+	seen := dshtest.WatchQuestions(t, base)
 	h := start(t, withConfig(func(c *config.Config) { c.DshURL = base }))
 
 	t.Run("answer", func(t *testing.T) {
 		dshtest.Prompt(t, base)
 		msg, rpc := h.waitDshMessage(t, seen, 1)
-		if at, ok := seen.at(rpc); ok {
+		if at, ok := seen.At(rpc); ok {
 			posted := h.postedAt(msg)
 			t.Logf("TIMING question/requested → Slack message: %v", posted.Sub(at))
 		}
@@ -79,7 +75,7 @@ func TestRealDshHostThroughSlack(t *testing.T) {
 
 // waitDshMessage waits for the n-th top-level message of the channel and
 // returns it with the rpc id of the newest question seen on the mux.
-func (h *harness) waitDshMessage(t *testing.T, seen *questionWatch, n int) (slackfake.Message, string) {
+func (h *harness) waitDshMessage(t *testing.T, seen *dshtest.QuestionWatch, n int) (slackfake.Message, string) {
 	t.Helper()
 	var msg slackfake.Message
 	if err := h.fake.WaitFor(ctxT(t), func() bool {
@@ -97,7 +93,7 @@ func (h *harness) waitDshMessage(t *testing.T, seen *questionWatch, n int) (slac
 	}); err != nil {
 		t.Fatalf("question %d never reached Slack", n)
 	}
-	return msg, seen.newest()
+	return msg, seen.Newest()
 }
 
 // postedAt is when the fake posted msg: its ts is the fake's clock then.
@@ -106,67 +102,4 @@ func (h *harness) postedAt(msg slackfake.Message) time.Time {
 	s, _ := strconv.ParseInt(sec, 10, 64)
 	us, _ := strconv.ParseInt(frac, 10, 64)
 	return time.Unix(s, us*1000)
-}
-
-// questionWatch is a passive mux client that timestamps question frames.
-type questionWatch struct {
-	mu    sync.Mutex
-	times map[string]time.Time
-	order []string
-}
-
-func watchQuestions(t *testing.T, base string) *questionWatch {
-	w := &questionWatch{times: map[string]time.Time{}}
-	var c *websocket.Conn
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		c, _, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/events.mux", nil)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			_, raw, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			now := time.Now()
-			var f struct {
-				RPCID  string `json:"rpcId"`
-				Method string `json:"method"`
-			}
-			if json.Unmarshal(raw, &f) == nil && f.Method == "question/requested" {
-				w.mu.Lock()
-				if _, ok := w.times[f.RPCID]; !ok {
-					w.times[f.RPCID] = now
-					w.order = append(w.order, f.RPCID)
-				}
-				w.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() { _ = c.Close(); <-done })
-	return w
-}
-
-func (w *questionWatch) at(rpc string) (time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	at, ok := w.times[rpc]
-	return at, ok
-}
-
-func (w *questionWatch) newest() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.order) == 0 {
-		return ""
-	}
-	return w.order[len(w.order)-1]
 }

@@ -28,7 +28,9 @@ import (
 // are found (at SLACKASK_DSH_SHARED, else shared/dsh in the nearest
 // directory above the test's package directory that has one); otherwise it installs the host if needed, starts it
 // and returns its base URL and the fake model's request log (JSON lines).
-// Both processes are stopped when the test ends.
+// Both processes are stopped when the test ends. The host's folder (pid
+// files, the model's log) is shared: run such tests one package at a time
+// (go test -p 1).
 func RealHost(t testing.TB) (base, modelLog string) {
 	t.Helper()
 	if os.Getenv("SLACKASK_DSH_E2E") != "1" {
