@@ -377,3 +377,31 @@ func (r *procRig) startAskStdin(stdin string, args ...string) *askRun {
 	r.t.Cleanup(func() { _ = a.cmd.Process.Kill(); _, _ = a.cmd.Process.Wait() })
 	return a
 }
+
+func TestProcessReminderSurvivesRestart(t *testing.T) {
+	r := newProcRig(t)
+	p1 := r.serve()
+	in := ask1(question("a", "Go?", "yes", "no"))
+	in.Responders = []string{alice}
+	in.RemindAfter = interaction.Duration(2 * time.Second)
+	ask, _ := r.post(in)
+	p1.kill9(t) // the reminder is due while the service is down
+	time.Sleep(2500 * time.Millisecond)
+	r.serve()
+	reminders := func() int {
+		n := 0
+		for _, m := range r.fake.Messages(channel) {
+			if m.ThreadTS == ask.TS && strings.Contains(m.Text, "Reminder") && strings.Contains(m.Text, "<@"+alice+">") {
+				n++
+			}
+		}
+		return n
+	}
+	if err := r.fake.WaitFor(r.ctx(), func() bool { return reminders() == 1 }); err != nil {
+		t.Fatal("no reminder in the thread after the restart")
+	}
+	time.Sleep(time.Second)
+	if n := reminders(); n != 1 {
+		t.Fatalf("%d reminders, want exactly 1", n)
+	}
+}
