@@ -58,7 +58,6 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 	}
 	b.stats.ended(rec.Status)
 	b.waiters.wake(id)
-	b.sched.remove(id)
 	b.syncer.mark(id)
 	b.log.Info().Str("ask", id).Str("status", string(rec.Status)).Msg("ask ended")
 	if b.cfg.OnEnd != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
-	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
@@ -133,7 +132,6 @@ func fuzzBot(tb testing.TB) (*Bot, store.Store) {
 			tb.Fatal(err)
 		}
 	}
-	_ = blocks.CallbackOther
 	return b, st
 }
 

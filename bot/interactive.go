@@ -334,17 +334,26 @@ func endedText(r store.Record) string {
 }
 
 func whoMayAnswer(r store.Record) string {
+	return "Only " + strings.Join(responderMentions(r), ", ") + " may answer."
+}
+
+// responderMentions returns who may answer r as Slack mentions: its
+// responders (user groups as <!subteam^…>), or a DM's recipient; ids that
+// do not look like Slack ids are left out.
+func responderMentions(r store.Record) []string {
 	ids := r.Responders
 	if len(ids) == 0 && r.User != "" {
 		ids = []string{r.User}
 	}
 	parts := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if strings.HasPrefix(id, "S") {
+		switch {
+		case !slackIDPattern.MatchString(id):
+		case strings.HasPrefix(id, "S"):
 			parts = append(parts, "<!subteam^"+id+">")
-		} else {
+		default:
 			parts = append(parts, "<@"+id+">")
 		}
 	}
-	return "Only " + strings.Join(parts, ", ") + " may answer."
+	return parts
 }

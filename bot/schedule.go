@@ -17,7 +17,9 @@ import (
 
 // scheduler fires deadlines and reminders at their stored times on the
 // bot's clock. Everything it needs is in the records, so a restart
-// rebuilds it from Store.Pending.
+// rebuilds it from Store.Pending. Timers of asks that ended are not
+// searched out of the heap: they fire as no-ops (expire and remind check
+// the record), which keeps every end O(1) however many asks wait.
 type scheduler struct {
 	b    *Bot
 	mu   sync.Mutex
@@ -66,20 +68,6 @@ func (s *scheduler) add(r store.Record) {
 	}
 	s.mu.Unlock()
 	s.wake()
-}
-
-// remove drops the timers of an ended ask (they would be no-ops anyway).
-func (s *scheduler) remove(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kept := s.h[:0]
-	for _, t := range s.h {
-		if t.id != id {
-			kept = append(kept, t)
-		}
-	}
-	s.h = kept
-	heap.Init(&s.h)
 }
 
 func (s *scheduler) wake() {
@@ -167,8 +155,8 @@ func (b *Bot) remind(ctx context.Context, id string) {
 		thread = rec.ThreadTS
 	}
 	text := "Reminder: this question is still waiting for an answer."
-	if who := mentionList(rec); who != "" {
-		text = who + " " + text
+	if who := responderMentions(rec); len(who) > 0 {
+		text = strings.Join(who, " ") + " " + text
 	}
 	err = b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
@@ -177,25 +165,6 @@ func (b *Bot) remind(ctx context.Context, id string) {
 	if err != nil {
 		b.log.Warn().Err(err).Str("ask", id).Msg("reminder failed")
 	}
-}
-
-func mentionList(r store.Record) string {
-	ids := r.Responders
-	if len(ids) == 0 && r.User != "" {
-		ids = []string{r.User}
-	}
-	parts := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !slackIDPattern.MatchString(id) {
-			continue
-		}
-		if strings.HasPrefix(id, "S") {
-			parts = append(parts, "<!subteam^"+id+">")
-		} else {
-			parts = append(parts, "<@"+id+">")
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // recover picks up what an earlier process left: asks accepted but never

@@ -222,9 +222,19 @@ func TestCallerWithdraws(t *testing.T) {
 	if code := h.do("DELETE", "/v1/asks/"+ask.ID, nil, &again); code != 200 || again.Status != interaction.StatusAborted {
 		t.Fatalf("second DELETE: %d %+v", code, again)
 	}
-	// A click afterwards is refused with an ephemeral.
-	if _, err := h.fake.Person(alice).Select(ctxT(t), channel, ask.TS, control(0, "select"), "yes"); err == nil {
-		t.Log("select on an ended message went through to the bot (message was stale)")
+	// A click from a client still showing the old message is refused.
+	stale := map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": alice, "username": "alice", "team_id": "T0FAKE"},
+		"team": map[string]any{"id": "T0FAKE"}, "api_app_id": "A0FAKE", "trigger_id": "1.2.3",
+		"container": map[string]any{"type": "message", "message_ts": ask.TS, "channel_id": channel},
+		"actions":   []map[string]any{{"type": "button", "action_id": "sa." + ask.ID + ".1.-1.submit", "block_id": "sa." + ask.ID + ".1.-1.controls"}},
+	}
+	if _, err := h.fake.Person(alice).Raw(ctxT(t), stale); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEphemeral(alice, "withdrawn")
+	if got := h.get(ask.ID); got.Status != interaction.StatusAborted || got.Answer != nil {
+		t.Fatalf("a stale click changed the withdrawn ask: %+v", got)
 	}
 }
 
@@ -507,7 +517,12 @@ func TestDshQuestionAnsweredInSlack(t *testing.T) {
 	h.waitMessage(interaction.Ask{Channel: channel, TS: second.TS}, "said the agent stopped waiting", func(m slackfake.Message) bool {
 		return strings.Contains(string(m.Blocks), "stopped waiting")
 	})
-	_ = rpc2
+	if res, err := host.Wait(ctx, rpc2); err != nil || res.Via != "interrupt" || res.Answer != nil {
+		t.Fatalf("the interrupted question: %+v %v", res, err)
+	}
+	if n := len(host.Responds()); n != 1 {
+		t.Fatalf("%d responds to the host, want only the answer's", n)
+	}
 }
 
 func TestMetrics(t *testing.T) {

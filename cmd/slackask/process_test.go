@@ -70,8 +70,7 @@ type procRig struct {
 
 func newProcRig(t *testing.T) *procRig {
 	t.Helper()
-	bin := binary(t)
-	_ = bin
+	binary(t) // build first: skips with -short
 	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -46,16 +46,9 @@ func (s *Server) chatPostMessage(r *apiRequest) reply {
 	if ok, wait := s.allowPostLocked(ch.ID); !ok {
 		return rateLimited(wait)
 	}
-	text := r.str("text")
-	if runeLen(text) > maxPostText {
-		return errReply("msg_too_long")
-	}
-	blocks, _, rep := parseBlocksParam(r)
+	text, blocks, rep := postedContent(r)
 	if rep != nil {
 		return *rep
-	}
-	if text == "" && len(blocks) == 0 && r.str("attachments") == "" {
-		return errReply("no_text")
 	}
 	thread := r.str("thread_ts")
 	if thread != "" {
@@ -136,16 +129,9 @@ func (s *Server) chatPostEphemeral(r *apiRequest) reply {
 	if !ch.isMember(userID) {
 		return errReply("user_not_in_channel")
 	}
-	text := r.str("text")
-	if runeLen(text) > maxPostText {
-		return errReply("msg_too_long")
-	}
-	blocks, _, rep := parseBlocksParam(r)
+	text, blocks, rep := postedContent(r)
 	if rep != nil {
 		return *rep
-	}
-	if text == "" && len(blocks) == 0 && r.str("attachments") == "" {
-		return errReply("no_text")
 	}
 	ts := s.storeEphemeralLocked(ch.ID, userID, text, blocks)
 	return okReply(map[string]any{"message_ts": ts})
@@ -172,4 +158,23 @@ func (s *Server) chatGetPermalink(r *apiRequest) reply {
 		link += "?thread_ts=" + m.ThreadTS + "&cid=" + ch.ID
 	}
 	return okReply(map[string]any{"channel": ch.ID, "permalink": link})
+}
+
+// postedContent reads the text and blocks of chat.postMessage and
+// chat.postEphemeral, answering msg_too_long, invalid_blocks or no_text.
+func postedContent(r *apiRequest) (string, []any, *reply) {
+	text := r.str("text")
+	if runeLen(text) > maxPostText {
+		rep := errReply("msg_too_long")
+		return "", nil, &rep
+	}
+	blocks, _, rep := parseBlocksParam(r)
+	if rep != nil {
+		return "", nil, rep
+	}
+	if text == "" && len(blocks) == 0 && r.str("attachments") == "" {
+		rep := errReply("no_text")
+		return "", nil, &rep
+	}
+	return text, blocks, nil
 }
