@@ -17,7 +17,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
@@ -126,16 +125,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer cancel()
 	b.started.Store(true)
 
-	sm := socketmode.New(b.api, socketmode.OptionLog(zerologAdapter{b.log}))
-	runErr := make(chan error, 1)
-	go func() { runErr <- sm.RunContext(ctx) }()
-
 	var bg sync.WaitGroup
 	bg.Go(func() { b.syncer.run(ctx) })
 	bg.Go(func() { b.sched.run(ctx) })
 	bg.Go(func() { b.recover(ctx) })
 
-	err = b.loop(ctx, sm, runErr)
+	err = b.runSocket(ctx)
 	cancel()
 	bg.Wait()
 	b.handlers.Wait()
@@ -162,55 +157,6 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 			return nil, ctx.Err()
 		}
 		wait = min(2*wait, 30*time.Second)
-	}
-}
-
-func (b *Bot) loop(ctx context.Context, sm *socketmode.Client, runErr chan error) error {
-	for {
-		select {
-		case <-ctx.Done():
-			<-runErr
-			return ctx.Err()
-		case err := <-runErr:
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("bot run: socket mode: %w", interaction.Errorf(interaction.SlackError, "%v", err))
-		case evt := <-sm.Events:
-			b.onEvent(ctx, sm, evt)
-		}
-	}
-}
-
-func (b *Bot) onEvent(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
-	switch evt.Type {
-	case socketmode.EventTypeHello:
-		b.connected.Store(true)
-		if evt.Request != nil && evt.Request.ConnectionInfo.AppID != "" {
-			id := evt.Request.ConnectionInfo.AppID
-			b.appID.Store(&id)
-		}
-	case socketmode.EventTypeConnected:
-		b.connected.Store(true)
-	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
-		b.connected.Store(false)
-	case socketmode.EventTypeInvalidAuth:
-		b.connected.Store(false)
-		b.log.Error().Msg("slack refused the app token (invalid auth)")
-	case socketmode.EventTypeInteractive:
-		b.stats.Envelopes.Add(1)
-		b.onInteractive(ctx, sm, evt)
-	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
-		b.stats.Envelopes.Add(1)
-		if evt.Request != nil {
-			b.ack(sm, evt.Request, nil)
-		}
-	}
-}
-
-func (b *Bot) ack(sm *socketmode.Client, req *socketmode.Request, payload any) {
-	if err := sm.Ack(*req, payload); err != nil {
-		b.log.Warn().Err(err).Str("envelope", req.EnvelopeID).Msg("ack failed")
 	}
 }
 
@@ -265,11 +211,4 @@ func newID() string {
 	var buf [10]byte
 	_, _ = rand.Read(buf[:])
 	return "a" + idEncoding.EncodeToString(buf[:])
-}
-
-type zerologAdapter struct{ l zerolog.Logger }
-
-func (z zerologAdapter) Output(_ int, s string) error {
-	z.l.Debug().Str("component", "socketmode").Msg(s)
-	return nil
 }

@@ -48,8 +48,8 @@ func FuzzPayload(f *testing.F) {
 	b, st := fuzzBot(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var cb slack.InteractionCallback
-		if json.Unmarshal(data, &cb) != nil {
+		cb, err := decodePayload(data)
+		if err != nil {
 			return
 		}
 		resetFuzzAsks(t, st)
@@ -77,8 +77,8 @@ func FuzzPayload(f *testing.F) {
 func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 	b, st := fuzzBot(t)
 	for _, s := range payloadSeeds[2:] { // the first two legitimately answer
-		var cb slack.InteractionCallback
-		if err := json.Unmarshal([]byte(s), &cb); err != nil {
+		cb, err := decodePayload([]byte(s))
+		if err != nil {
 			t.Fatal(err)
 		}
 		resetFuzzAsks(t, st)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
@@ -19,30 +18,6 @@ import (
 // maxCustomLen bounds the "Other" text a person may send (the modal's
 // max_length; checked again here since payloads can be forged).
 const maxCustomLen = 3000
-
-// onInteractive acks the envelope at once — with validation errors for a
-// modal whose text is blank, decided without I/O — and then starts the
-// work: in the ask's queue, or at once for modals (their trigger is short).
-func (b *Bot) onInteractive(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
-	if evt.Request == nil {
-		return
-	}
-	cb, ok := evt.Data.(slack.InteractionCallback)
-	if !ok {
-		b.ack(sm, evt.Request, nil)
-		b.log.Warn().Str("envelope", evt.Request.EnvelopeID).Msg("interactive payload that did not parse")
-		return
-	}
-	ack, jobs := b.route(ctx, cb)
-	b.ack(sm, evt.Request, ack)
-	for _, j := range jobs {
-		if j.queue == "" {
-			b.handlers.Go(j.fn)
-		} else {
-			b.queue.submit(j.queue, j.fn)
-		}
-	}
-}
 
 // job is work that follows an ack: run in the named ask's queue, or, with
 // no queue, at once.

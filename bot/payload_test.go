@@ -1,0 +1,202 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// envelopeFrame is a Socket Mode frame the fake built for a person
+// changing the multi-select of the README's three-question ask.
+func envelopeFrame(tb testing.TB) []byte {
+	tb.Helper()
+	frame, err := os.ReadFile("testdata/envelope_block_actions.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return frame
+}
+
+// readFields is what the bot reads from a callback; decodePayload must
+// give the same as slack-go's full decode.
+func readFields(cb slack.InteractionCallback) map[string]any {
+	return map[string]any{
+		"type": cb.Type, "user": cb.User.ID, "name": cb.User.Name, "team": cb.Team.ID, "app": cb.APIAppID,
+		"container": cb.Container, "trigger": cb.TriggerID, "actions": cb.ActionCallback.BlockActions,
+		"state": cb.BlockActionState, "view": []any{cb.View.ID, cb.View.CallbackID, cb.View.PrivateMetadata, cb.View.State},
+	}
+}
+
+func TestDecodePayloadMatchesSlackGo(t *testing.T) {
+	var env socketmode.Request
+	if err := json.Unmarshal(envelopeFrame(t), &env); err != nil {
+		t.Fatal(err)
+	}
+	payloads := map[string][]byte{"fake's block_actions": env.Payload}
+	for i, s := range payloadSeeds {
+		payloads["seed "+string(rune('1'+i))] = []byte(s)
+	}
+	for name, raw := range payloads {
+		t.Run(name, func(t *testing.T) {
+			var want slack.InteractionCallback
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodePayload(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, g := readFields(want), readFields(got); !reflect.DeepEqual(w, g) {
+				t.Fatalf("decodePayload differs from slack-go:\n got %+v\nwant %+v", g, w)
+			}
+		})
+	}
+}
+
+func TestDecodePayloadRejects(t *testing.T) {
+	for name, raw := range map[string]string{
+		"not json":         `{"type":`,
+		"array":            `[1,2]`,
+		"user is a string": `{"type":"block_actions","user":"U1"}`,
+		"actions object":   `{"type":"block_actions","actions":{"a":1}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := decodePayload([]byte(raw)); err == nil {
+				t.Fatal("decoded")
+			}
+		})
+	}
+}
+
+func TestEnvelopeID(t *testing.T) {
+	for _, c := range []struct {
+		name, frame, want string
+	}{
+		{"first", `{"envelope_id":"e1","type":"interactive","payload":{"type":"block_actions"}}`, "e1"},
+		{"after the payload", `{"payload":{"envelope_id":"inner","x":[1,{"y":"}"}]},"type":"interactive","envelope_id":"e2"}`, "e2"},
+		{"hello", `{"type":"hello","num_connections":1,"connection_info":{"app_id":"A1"}}`, ""},
+		{"not a string", `{"envelope_id":7}`, ""},
+		{"escaped", `{"envelope_id":"a\"b"}`, `a"b`},
+		{"array", `["envelope_id","e"]`, ""},
+		{"truncated", `{"type":"interactive","payload":{"a":`, ""},
+		{"empty", ``, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := envelopeID([]byte(c.frame)); got != c.want {
+				t.Fatalf("envelopeID = %q, want %q", got, c.want)
+			}
+		})
+	}
+	if got := envelopeID(envelopeFrame(t)); got != "f69e5af8-4cac-133d-2e13-821aa554d3e2" {
+		t.Fatalf("fake's frame: %q", got)
+	}
+}
+
+func TestMayNeedAckPayload(t *testing.T) {
+	for _, c := range []struct {
+		name, frame string
+		want        bool
+	}{
+		{"block_actions", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"view_submission?"}}}`, false},
+		{"view_submission", `{"envelope_id":"e","payload":{"type":"view_submission","view":{}}}`, true},
+		{"quoted inside a string", `{"envelope_id":"e","payload":{"type":"block_actions","text":"say \"view_submission\""}}`, false},
+		{"a label that reads view_submission", `{"envelope_id":"e","payload":{"type":"block_actions","label":"view_submission"}}`, true},
+		{"escaped type", `{"envelope_id":"e","payload":{"type":"view\u005fsubmission"}}`, true},
+		{"escaped key", `{"envelope_id":"e","payload":{"typ\u0065":"block_actions"}}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := mayNeedAckPayload([]byte(c.frame)); got != c.want {
+				t.Fatalf("mayNeedAckPayload = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if mayNeedAckPayload(envelopeFrame(t)) {
+		t.Fatal("the fake's block_actions frame would wait for its decode")
+	}
+}
+
+// FuzzFastAck: an envelope the reader acks before decoding is never one
+// whose payload is a view_submission (whose ack may have to carry errors),
+// and the id it acks is the envelope's.
+func FuzzFastAck(f *testing.F) {
+	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view_submission"}}`))
+	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view\u005fsubmission"}}`))
+	f.Add([]byte(`{"payload":{"type":"block_actions"},"envelope_id":"e2","type":"interactive"}`))
+	f.Add(envelopeFrame(f))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		var env struct {
+			EnvelopeID *string `json:"envelope_id"`
+			Payload    struct {
+				Type string `json:"type"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(frame, &env) != nil {
+			return
+		}
+		if env.Payload.Type == string(slack.InteractionTypeViewSubmission) && !mayNeedAckPayload(frame) {
+			t.Fatalf("view_submission would be acked before its decode: %s", frame)
+		}
+		if env.EnvelopeID != nil && !hasDuplicateKeys(frame) && envelopeID(frame) != *env.EnvelopeID {
+			t.Fatalf("envelopeID = %q, want %q", envelopeID(frame), *env.EnvelopeID)
+		}
+	})
+}
+
+// hasDuplicateKeys reports whether the top-level object repeats a key
+// (json.Unmarshal keeps the last, envelopeID the first).
+func hasDuplicateKeys(frame []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(frame, &m) != nil {
+		return true
+	}
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(frame))
+	if _, err := dec.Token(); err != nil {
+		return true
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return true
+		}
+	}
+	return len(keys) != len(m)
+}
+
+func BenchmarkDecodePayload(b *testing.B) {
+	frame := envelopeFrame(b)
+	b.Run("slack-go socketmode.Request+InteractionCallback", func(b *testing.B) {
+		for b.Loop() {
+			var req socketmode.Request
+			_ = json.Unmarshal(frame, &req)
+			var cb slack.InteractionCallback
+			_ = json.Unmarshal(req.Payload, &cb)
+		}
+	})
+	b.Run("bot envelope+payload", func(b *testing.B) {
+		for b.Loop() {
+			var env struct {
+				Type    string  `json:"type"`
+				Payload payload `json:"payload"`
+			}
+			_ = json.Unmarshal(frame, &env)
+			_ = env.Payload.callback()
+		}
+	})
+	b.Run("envelopeID+mayNeedAckPayload (before the ack)", func(b *testing.B) {
+		for b.Loop() {
+			_ = envelopeID(frame)
+			_ = mayNeedAckPayload(frame)
+		}
+	})
+}

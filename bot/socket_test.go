@@ -1,0 +1,122 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+func TestSocketRefusedAppTokenStopsRun(t *testing.T) {
+	for _, code := range []string{"invalid_auth", "token_revoked", "not_authed", "account_inactive"} {
+		t.Run(code, func(t *testing.T) {
+			r := newRig(t)
+			r.fake.FailNext("apps.connections.open", 1, slackfake.Failure{Error: code})
+			api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
+			b, err := New(context.Background(), Config{API: api, Store: r.store, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = b.Run(r.ctx())
+			if interaction.ErrorCode(err) != interaction.SlackError {
+				t.Fatalf("Run = %v, want a SLACK_ERROR", err)
+			}
+			if b.Ready(context.Background()) == nil {
+				t.Fatal("ready after a refused token")
+			}
+		})
+	}
+}
+
+func TestSocketRetriesTransientConnectFailure(t *testing.T) {
+	r := newRig(t)
+	r.fake.FailNext("apps.connections.open", 1, slackfake.Failure{Status: 500})
+	start := time.Now()
+	b, _ := r.start() // waits until ready
+	if b.Ready(context.Background()) != nil {
+		t.Fatal("not ready")
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Fatalf("reconnected after %v, want the 1 s backoff", took)
+	}
+}
+
+// After Slack asks for a reconnect, the bot opens a new connection,
+// answers the fake's pings on it and handles clicks sent over it.
+func TestSocketReconnectsWhenSlackAsks(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	r.fake.Disconnect("refresh_requested")
+	r.waitFor("reconnected", func() bool { return r.fake.Connections() == 1 && b.Ready(context.Background()) == nil })
+	opens := r.fake.CallCount("apps.connections.open")
+	if opens != 2 {
+		t.Fatalf("apps.connections.open called %d times, want 2", opens)
+	}
+	pongs := r.fake.Pongs()
+	r.waitFor("pings answered", func() bool { return r.fake.Pongs() > pongs })
+
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("posted", func() bool { a, _ := b.Get(context.Background(), ask.ID); return a.TS != "" })
+	a, _ := b.Get(r.ctx(), ask.ID)
+	if _, err := r.fake.Person(alice).Click(r.ctx(), chanID, a.TS, buttonFinder(0, "skip")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("skip recorded", func() bool {
+		rec, _ := r.store.Get(context.Background(), ask.ID)
+		return len(rec.Progress) > 0 && rec.Progress[0].Skipped
+	})
+}
+
+// Every envelope is acked, the ones whose ack carries nothing before the
+// bot has decoded them: a block_actions envelope for an ask the store
+// cannot find is acked all the same.
+func TestSocketAcksEveryEnvelope(t *testing.T) {
+	r := newRig(t)
+	r.start()
+	for _, p := range []map[string]any{
+		{"type": "block_actions", "user": map[string]any{"id": alice}, "actions": []any{map[string]any{"action_id": "sa.anosuchask.1.0.skip", "block_id": "sa.anosuchask.1.0.controls"}}},
+		{"type": "view_closed", "user": map[string]any{"id": alice}, "view": map[string]any{"id": "V1"}},
+		{"type": "shortcut", "callback_id": "x"},
+		{"type": "view_submission", "user": map[string]any{"id": alice}, "view": map[string]any{"id": "V1", "callback_id": "unknown"}},
+	} {
+		ack, err := r.fake.Deliver(r.ctx(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", p["type"], err)
+		}
+		if len(ack) != 0 && string(ack) != "null" {
+			t.Fatalf("%s: ack payload %s, want none", p["type"], ack)
+		}
+	}
+	if _, _, _, n := r.fake.AckStats(); n != 4 {
+		t.Fatalf("%d acks, want 4", n)
+	}
+}
+
+func TestConnectBackoff(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		failures int
+		err      error
+		want     time.Duration
+	}{
+		{"first", 1, errors.New("x"), time.Second},
+		{"third", 3, errors.New("x"), 4 * time.Second},
+		{"capped", 40, errors.New("x"), 30 * time.Second},
+		{"retry-after", 2, &slack.RateLimitedError{RetryAfter: 7 * time.Second}, 7 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := connectBackoff(c.failures, c.err); got != c.want {
+				t.Fatalf("connectBackoff = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
