@@ -210,17 +210,18 @@ func (b *Bot) Get(ctx context.Context, id string) (interaction.Ask, error) {
 
 // Wait implements interaction.AskService.
 func (b *Bot) Wait(ctx context.Context, id string) (interaction.Ask, error) {
-	ch, cancel := b.waiters.add(id)
+	wt, cancel := b.waiters.add(id)
 	defer cancel()
 	ask, err := b.Get(context.WithoutCancel(ctx), id)
 	if err != nil || ask.Status.Ended() {
 		return ask, err
 	}
 	select {
-	case <-ch:
+	case <-wt.done:
+		return wt.ask, nil
 	case <-ctx.Done():
+		return b.Get(context.WithoutCancel(ctx), id)
 	}
-	return b.Get(context.WithoutCancel(ctx), id)
 }
 
 // Withdraw implements interaction.AskService: the caller takes the ask

@@ -57,7 +57,7 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 		return rec, fmt.Errorf("end %s: %w", id, err)
 	}
 	b.stats.ended(rec.Status)
-	b.waiters.wake(id)
+	b.waiters.wake(store.Clone(rec).Ask)
 	b.syncer.mark(id)
 	b.log.Info().Str("ask", id).Str("status", string(rec.Status)).Msg("ask ended")
 	if b.cfg.OnEnd != nil {
@@ -66,26 +66,35 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 	return rec, nil
 }
 
-// waiters wakes the callers blocked in Wait when an ask ends.
+// waiters wakes the callers blocked in Wait when an ask ends, handing
+// them the ended ask so that none has to read it again.
 type waiters struct {
 	mu   sync.Mutex
 	next int
-	m    map[string]map[int]chan struct{}
+	m    map[string]map[int]*waiter
 }
 
-func (w *waiters) init() { w.m = map[string]map[int]chan struct{}{} }
+// waiter is one caller waiting for an ask to end: done is closed once ask
+// holds the ended ask (read-only: every waiter of the ask shares it).
+type waiter struct {
+	done chan struct{}
+	ask  interaction.Ask
+}
 
-func (w *waiters) add(id string) (<-chan struct{}, func()) {
+func (w *waiters) init() { w.m = map[string]map[int]*waiter{} }
+
+// add registers a waiter for id; cancel unregisters it.
+func (w *waiters) add(id string) (wt *waiter, cancel func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
 	n := w.next
-	ch := make(chan struct{})
+	wt = &waiter{done: make(chan struct{})}
 	if w.m[id] == nil {
-		w.m[id] = map[int]chan struct{}{}
+		w.m[id] = map[int]*waiter{}
 	}
-	w.m[id][n] = ch
-	return ch, func() {
+	w.m[id][n] = wt
+	return wt, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if set := w.m[id]; set != nil {
@@ -97,11 +106,13 @@ func (w *waiters) add(id string) (<-chan struct{}, func()) {
 	}
 }
 
-func (w *waiters) wake(id string) {
+// wake hands ask, which has ended, to every waiter of it.
+func (w *waiters) wake(ask interaction.Ask) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, ch := range w.m[id] {
-		close(ch)
+	for _, wt := range w.m[ask.ID] {
+		wt.ask = ask
+		close(wt.done)
 	}
-	delete(w.m, id)
+	delete(w.m, ask.ID)
 }
