@@ -23,9 +23,11 @@ const (
 // and slackask's answer latencies per repetition.
 type ackResults struct {
 	runs    map[string]map[int][]loadResult
-	answers []latency
-	errs    map[string]string // target → why it could not run
-	asks    int               // asks the envelopes act on
+	answers []latency // Submit envelope written → caller has the answer
+	// answersClick: Submit pressed (the fake builds the payload) → answer.
+	answersClick []latency
+	errs         map[string]string // target → why it could not run
+	asks         int               // asks the envelopes act on
 }
 
 // ackBench measures ack latency of slackask, the floor and Bolt against
@@ -145,13 +147,14 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 	if target == targetSlackask {
 		// Answer latency first, on a quiet process.
 		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
-		lat, err := answerSamples(ctx, fake, a, r.cfg.answers)
+		lat, click, err := answerSamples(ctx, fake, a, r.cfg.answers)
 		if err != nil {
 			return fmt.Errorf("answer latency: %w\n%s", err, p.tailText())
 		}
-		s := summarize(lat)
+		s, c := summarize(lat), summarize(click)
 		res.answers = append(res.answers, s)
-		r.logf("  answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms", s.N, ms(s.P50), ms(s.P99), ms(s.Max))
+		res.answersClick = append(res.answersClick, c)
+		r.logf("  answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms (from the click: p50 %s ms, p99 %s ms)", s.N, ms(s.P50), ms(s.P99), ms(s.Max), ms(c.P50), ms(c.P99))
 	}
 	for _, rate := range r.cfg.rates {
 		// Each rate starts on a quiet target: the work slackask queued
@@ -185,43 +188,46 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 
 // answerSamples creates n asks one after another; for each, a caller
 // long-polls GET /v1/asks/{id}?wait, a person picks in both selects and
-// presses Submit, and the sample is the time from sending the Submit
-// payload to the caller having the answer. The next ask follows once the
-// message shows the answer.
-func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
+// presses Submit. It returns two samples per ask: from the fake writing
+// the Submit envelope to the socket to the caller having the answer (out),
+// and from the person pressing Submit, which includes the fake building
+// the payload from the person's client state (fromClick). The next ask
+// follows once the message shows the answer.
+func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) (out, fromClick []time.Duration, err error) {
+	out = make([]time.Duration, 0, n)
 	for i := range n {
 		ask, err := a.create(ctx, typicalAsk(i))
 		if err != nil {
-			return out, err
+			return out, fromClick, err
 		}
 		m := msgRef{id: ask.ID, channel: ask.Channel, ts: ask.TS}
 		done := poll(ctx, a, m.id, time.Minute)
 		p := fake.Person(personID(i))
 		if _, err := p.Select(ctx, m.channel, m.ts, control(0, "select"), "SQLite"); err != nil {
-			return out, err
+			return out, fromClick, err
 		}
 		if _, err := p.Select(ctx, m.channel, m.ts, control(1, "select"), "dev", "prod"); err != nil {
-			return out, err
+			return out, fromClick, err
 		}
 		t0 := time.Now()
 		if _, err := p.Click(ctx, m.channel, m.ts, control(-1, "submit")); err != nil {
-			return out, err
+			return out, fromClick, err
 		}
 		var res pollResult
 		select {
 		case res = <-done:
 		case <-time.After(30 * time.Second):
-			return out, fmt.Errorf("ask %s: no answer reached the caller within 30 s", m.id)
+			return out, fromClick, fmt.Errorf("ask %s: no answer reached the caller within 30 s", m.id)
 		}
 		if res.err != nil {
-			return out, res.err
+			return out, fromClick, res.err
 		}
 		if res.ask.Status != interaction.StatusAnswered || res.ask.Answer == nil ||
 			len(res.ask.Answer.Answers) != 3 || len(res.ask.Answer.Answers[1].Selected) != 2 {
-			return out, fmt.Errorf("ask %s: caller got %+v", m.id, res.ask)
+			return out, fromClick, fmt.Errorf("ask %s: caller got %+v", m.id, res.ask)
 		}
-		out = append(out, res.at.Sub(t0))
+		out = append(out, res.at.Sub(fake.LastSent()))
+		fromClick = append(fromClick, res.at.Sub(t0))
 		// The next sample starts once this ask's message shows the answer.
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = fake.WaitFor(wctx, func() bool {
@@ -230,10 +236,10 @@ func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) (
 		})
 		cancel()
 		if err != nil {
-			return out, fmt.Errorf("ask %s: the message never showed the answer: %w", m.id, err)
+			return out, fromClick, fmt.Errorf("ask %s: the message never showed the answer: %w", m.id, err)
 		}
 	}
-	return out, nil
+	return out, fromClick, nil
 }
 
 // pollResult is what a long-polling caller received, and when.

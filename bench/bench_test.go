@@ -180,7 +180,7 @@ func TestBenchSmoke(t *testing.T) {
 			t.Fatalf("%s: acked %d of 50, %d errors (first: %v)", target, lr.lat.N, lr.errors, lr.firstErr)
 		}
 	}
-	if len(res.answers) != 1 || res.answers[0].N != 5 {
+	if len(res.answers) != 1 || res.answers[0].N != 5 || len(res.answersClick) != 1 || res.answersClick[0].P50 < res.answers[0].P50 {
 		t.Fatalf("answer samples: %+v", res.answers)
 	}
 	if md := (&report{Ack: res, cfg: cfg, Reps: 1}).markdown(); len(md) == 0 {

@@ -47,6 +47,7 @@ func (a *ackResults) jsonable() map[string]any {
 	}
 	out["runs"] = runs
 	out["answers"] = a.answers
+	out["answers_from_click"] = a.answersClick
 	return out
 }
 
@@ -153,8 +154,13 @@ func (r *report) markdown() string {
 		if len(a.answers) > 0 {
 			ans := medianLatency(a.answers)
 			w("### Answer latency (ms)\n\n")
-			w("Person presses Submit → the caller long-polling `GET /v1/asks/{id}?wait` has the answer; %d asks per repetition, one after another, each after a pick in both selects.\n\n", a.answers[0].N)
-			w("| asks | p50 | p99 | max |\n|---:|---:|---:|---:|\n| %d | %s | %s | %s |\n\n", ans.N, ms(ans.P50), ms(ans.P99), ms(ans.Max))
+			w("The Submit payload leaves the fake (written to the socket) → the caller long-polling `GET /v1/asks/{id}?wait` has the answer; %d asks per repetition, one after another, each after a pick in both selects. The second row starts earlier, when the person presses Submit: it adds the fake building the payload from the person's client state (Slack's work, done here on the same two cores).\n\n", a.answers[0].N)
+			w("| from | asks | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n| Submit payload sent | %d | %s | %s | %s |\n", ans.N, ms(ans.P50), ms(ans.P99), ms(ans.Max))
+			if len(a.answersClick) > 0 {
+				c := medianLatency(a.answersClick)
+				w("| Submit pressed | %d | %s | %s | %s |\n", c.N, ms(c.P50), ms(c.P99), ms(c.Max))
+			}
+			w("\n")
 			targets = append(targets, tgt("answer p99 < 5 ms", ms(ans.P99)+" ms", ans.P99 < targetAnswerP99))
 		}
 	}

@@ -149,7 +149,7 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool) (scaleLevel, 
 	r.logf("  acks at %d/s: p50 %s ms, p99 %s ms, max %s ms, errors %d", ackCheckRate, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), lr.errors)
 
 	// 4. Answer latency with all of that held open.
-	lat, err := answerSamples(ctx, fake, a, r.cfg.scaleAnswers)
+	lat, _, err := answerSamples(ctx, fake, a, r.cfg.scaleAnswers)
 	if err != nil {
 		return lvl, nil, fmt.Errorf("answer latency: %w\n%s", err, p.tailText())
 	}

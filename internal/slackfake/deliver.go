@@ -87,6 +87,7 @@ func (s *Server) send(ctx context.Context, env envelope, p *pendingAck) error {
 		c.wmu.Lock()
 		s.mu.Lock()
 		p.sent = time.Now()
+		s.sock.sent = p.sent
 		s.mu.Unlock()
 		err = c.writeFrameLocked(env.frame())
 		c.wmu.Unlock()
@@ -183,6 +184,15 @@ func (s *Server) handleFrame(c *wsConn, data []byte) {
 		f.Payload = nil
 	}
 	p.ch <- f.Payload
+}
+
+// LastSent returns when the latest envelope was written to a socket (the
+// zero time before the first): with one sender, the moment a payload
+// left "Slack", after the fake built it.
+func (s *Server) LastSent() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sock.sent
 }
 
 // AckLatencies returns the time from writing each envelope to reading its

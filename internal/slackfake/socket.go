@@ -31,6 +31,7 @@ type socketState struct {
 	rr      int
 	pending map[string]*pendingAck
 	acks    []time.Duration
+	sent    time.Time // when the latest envelope was written
 	pongs   int
 }
 

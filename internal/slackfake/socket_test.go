@@ -134,10 +134,17 @@ func TestAckStatsAndTimeouts(t *testing.T) {
 		}
 	})
 	ctx := testCtx(t)
+	if !srv.LastSent().IsZero() {
+		t.Fatal("LastSent before any envelope")
+	}
 	for range 5 {
+		before := time.Now()
 		ack, err := srv.Deliver(ctx, map[string]any{"type": "block_actions"})
 		if err != nil || string(ack) != `{"n":1}` {
 			t.Fatalf("deliver: %s %v", ack, err)
+		}
+		if sent := srv.LastSent(); sent.Before(before) || sent.After(time.Now()) {
+			t.Fatalf("LastSent %v outside the Deliver call", sent)
 		}
 	}
 	p50, p99, maxLat, n := srv.AckStats()
