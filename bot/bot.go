@@ -68,6 +68,7 @@ type Bot struct {
 	handlers  sync.WaitGroup
 	stats     Stats
 	posts     postGates // paces chat.postMessage per rate-limited channel
+	posted    postedCache
 }
 
 // Stats counts what the bot did since start; read it with Bot.Counters.

@@ -47,6 +47,7 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 		return nil
 	})
 	if errors.Is(err, errEnded) {
+		b.posted.drop(id)
 		cur, gerr := b.store.Get(ctx, id)
 		if gerr != nil {
 			return cur, fmt.Errorf("end %s: %w", id, gerr)
@@ -56,6 +57,7 @@ func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error
 	if err != nil {
 		return rec, fmt.Errorf("end %s: %w", id, err)
 	}
+	b.posted.drop(id)
 	b.stats.ended(rec.Status)
 	b.waiters.wake(store.Clone(rec).Ask)
 	b.syncer.mark(id)

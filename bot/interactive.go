@@ -67,9 +67,20 @@ func (b *Bot) blockActionJobs(ctx context.Context, cb slack.InteractionCallback)
 
 // admit loads the ask a payload names and checks that the payload belongs
 // to it and that the person may act. On refusal it tells the person why
-// (ephemerally) and returns false.
-func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID string, fromMessage bool) (store.Record, bool) {
-	rec, err := b.loadPosted(ctx, askID)
+// (ephemerally) and returns false. With cached, the record may come from
+// b.posted: its progress is empty, the rest as posted.
+func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID string, fromMessage, cached bool) (store.Record, bool) {
+	rec, ok := store.Record{}, false
+	if cached {
+		rec, ok = b.posted.get(askID)
+	}
+	var err error
+	if !ok {
+		rec, err = b.loadPosted(ctx, askID)
+		if err == nil {
+			b.posted.put(rec)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			b.log.Info().Str("ask", trim(askID)).Msg("payload for an unknown ask")
@@ -86,7 +97,7 @@ func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID str
 		b.ephemeral(ctx, rec, cb.User.ID, endedText(rec))
 		return rec, false
 	}
-	ok, err := b.allowed(ctx, rec, cb.User.ID)
+	ok, err = b.allowed(ctx, rec, cb.User.ID)
 	if err != nil {
 		b.log.Error().Err(err).Str("ask", rec.ID).Msg("responder check failed; refusing")
 	}
@@ -127,7 +138,7 @@ func (b *Bot) mismatch(cb slack.InteractionCallback, rec store.Record, fromMessa
 }
 
 func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, a slack.BlockAction, ref blocks.Ref) {
-	rec, ok := b.admit(ctx, cb, ref.AskID, true)
+	rec, ok := b.admit(ctx, cb, ref.AskID, true, true)
 	if !ok {
 		return
 	}

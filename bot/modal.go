@@ -58,7 +58,7 @@ func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 // openModal answers an "Other…" or "Details" click with views.open, right
 // away: the trigger id dies about 3 s after the click.
 func (b *Bot) openModal(ctx context.Context, cb slack.InteractionCallback, ref blocks.Ref) {
-	rec, ok := b.admit(ctx, cb, ref.AskID, true)
+	rec, ok := b.admit(ctx, cb, ref.AskID, true, false) // the modal shows the progress
 	if !ok || ref.Question < 0 || ref.Question >= len(rec.Questions) {
 		return
 	}
@@ -109,7 +109,7 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 }
 
 func (b *Bot) onCustom(ctx context.Context, cb slack.InteractionCallback, sub submission) {
-	rec, ok := b.admit(ctx, cb, sub.meta.askID, false)
+	rec, ok := b.admit(ctx, cb, sub.meta.askID, false, true)
 	if !ok {
 		return
 	}
