@@ -17,6 +17,7 @@ const (
 	targetSlackask = "slackask"
 	targetFloor    = "floor"
 	targetBolt     = "bolt"
+	targetWire     = "wire"
 )
 
 // ackResults holds, per target and rate, one loadResult per repetition,
@@ -49,9 +50,9 @@ func (r *rig) ackBench(ctx context.Context) (*ackResults, error) {
 	}
 	res.asks = r.cfg.ackAsks
 	orders := [][]string{
-		{targetSlackask, targetFloor, targetBolt},
-		{targetFloor, targetBolt, targetSlackask},
-		{targetBolt, targetSlackask, targetFloor},
+		{targetSlackask, targetFloor, targetBolt, targetWire},
+		{targetFloor, targetBolt, targetWire, targetSlackask},
+		{targetBolt, targetWire, targetSlackask, targetFloor},
 	}
 	for rep := range r.cfg.reps {
 		for _, target := range orders[rep%len(orders)] {
@@ -119,6 +120,8 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 		p, err = r.startFloor(fake)
 	case targetBolt:
 		p, err = r.startBolt(fake)
+	case targetWire:
+		p, err = r.startWire(fake)
 	}
 	if err != nil {
 		return err

@@ -171,7 +171,7 @@ func TestBenchSmoke(t *testing.T) {
 	if len(payloads) != 4*cfg.ackAsks {
 		t.Fatalf("%d payloads captured", len(payloads))
 	}
-	for _, target := range []string{targetSlackask, targetFloor} {
+	for _, target := range []string{targetSlackask, targetFloor, targetWire} {
 		if err := r.ackTarget(ctx, fake, target, db, payloads, res); err != nil {
 			t.Fatalf("%s: %v", target, err)
 		}

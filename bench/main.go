@@ -12,7 +12,7 @@
 //
 //	BENCH_QUICK=1         small sizes, one repetition
 //	BENCH_ONLY=a,b        only these parts: ack, scale, economy, ratelimit
-//	BENCH_TARGETS=a,b     only these ack targets: slackask, floor, bolt
+//	BENCH_TARGETS=a,b     only these ack targets: slackask, floor, bolt, wire
 //	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate, BENCH_REPS=N
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
 //	BENCH_LEVELS=a,b      pending asks per scale level, BENCH_CREATE_CONC=N concurrent creates (16)

@@ -88,11 +88,12 @@ func (r *report) markdown() string {
 		w("### Ack latency (ms, p50 / p99 / max, send → ack)\n\n")
 		w("Interactive envelopes — `block_actions` of 20 people changing the select or the multi-select of %d pending asks, %d payloads built by the fake's scripted people and replayed round robin — sent open-loop over one Socket Mode connection at a fixed rate for %v per rate; latency from writing the envelope to reading its ack, as the fake measures it; median over %d repetitions (targets interleaved).\n\n",
 			a.asks, 4*a.asks, r.cfg.ackDur, r.Reps)
-		w("| envelopes/s | slackask | floor (bare slack-go) | Bolt for JS | slackask ÷ floor (p99) | Bolt ÷ slackask (p99) |\n|---:|---|---|---|---:|---:|\n")
+		w("| envelopes/s | slackask | floor (bare slack-go) | Bolt for JS | wire (read + ack only) | slackask ÷ floor (p99) | Bolt ÷ slackask (p99) | Bolt ÷ wire (p99) |\n|---:|---|---|---|---|---:|---:|---:|\n")
 		for _, rate := range r.cfg.rates {
 			s, serr, sok := a.median(targetSlackask, rate)
 			f, ferr, fok := a.median(targetFloor, rate)
 			bo, berr, bok := a.median(targetBolt, rate)
+			wi, werr, wok := a.median(targetWire, rate)
 			cell := func(l latency, errs int, ok bool) string {
 				if !ok {
 					return "n/a"
@@ -123,11 +124,15 @@ func (r *report) markdown() string {
 				rb = fmt.Sprintf("%.2f×", x)
 				targets = append(targets, tgt(fmt.Sprintf("Bolt's ack p99 ≥ %.0f× slackask's at %d/s", targetBoltVsAck, rate), rb, x >= targetBoltVsAck))
 			}
-			w("| %d | %s | %s | %s | %s | %s |\n", rate, cell(s, serr, sok), cell(f, ferr, fok), cell(bo, berr, bok), rf, rb)
+			rw := "n/a"
+			if bok && wok {
+				rw = fmt.Sprintf("%.2f×", ratio(bo.P99, wi.P99))
+			}
+			w("| %d | %s | %s | %s | %s | %s | %s | %s |\n", rate, cell(s, serr, sok), cell(f, ferr, fok), cell(bo, berr, bok), cell(wi, werr, wok), rf, rb, rw)
 		}
-		w("\nA p50 over 50 ms means the target could not keep up with the rate on this machine (the envelopes queue); the load generator shares the machine's CPUs.\n")
+		w("\nA p50 over 50 ms means the target could not keep up with the rate on this machine (the envelopes queue); the load generator shares the machine's CPUs. `wire` (bench/wire) reads each frame, decodes its envelope_id and acks, nothing else: its latency is the machine's and the load generator's, the least any client can show here. Where Bolt ÷ wire is under 3, no client can be 3× faster than Bolt on this machine.\n")
 		w("\nCPU time per envelope (ms; user+system of the target process during the load ÷ envelopes sent; median):\n\n")
-		w("| envelopes/s | slackask | floor | Bolt | driver (fake + senders) |\n|---:|---:|---:|---:|---:|\n")
+		w("| envelopes/s | slackask | floor | Bolt | wire | driver (fake + senders) |\n|---:|---:|---:|---:|---:|---:|\n")
 		for _, rate := range r.cfg.rates {
 			cell := func(t string) string {
 				var xs []time.Duration
@@ -140,12 +145,12 @@ func (r *report) markdown() string {
 				return ms(medianDur(xs))
 			}
 			var drv []time.Duration
-			for _, t := range []string{targetSlackask, targetFloor, targetBolt} {
+			for _, t := range []string{targetSlackask, targetFloor, targetBolt, targetWire} {
 				for _, lr := range a.runs[t][rate] {
 					drv = append(drv, lr.driverCPU/time.Duration(max(1, lr.sent)))
 				}
 			}
-			w("| %d | %s | %s | %s | %s |\n", rate, cell(targetSlackask), cell(targetFloor), cell(targetBolt), ms(medianDur(drv)))
+			w("| %d | %s | %s | %s | %s | %s |\n", rate, cell(targetSlackask), cell(targetFloor), cell(targetBolt), cell(targetWire), ms(medianDur(drv)))
 		}
 		for t, e := range a.errs {
 			w("\n%s could not run: %s\n", t, strings.SplitN(e, "\n", 2)[0])

@@ -75,6 +75,7 @@ type binaries struct {
 	root     string // module root
 	slackask string // built from ./cmd/slackask
 	floor    string // built from ./bench/floor
+	wire     string // built from ./bench/wire
 	// profiled is slackask with the pprof overlay (BENCH_PPROF only).
 	profiled string
 }
@@ -84,8 +85,8 @@ func buildBinaries(dir string) (binaries, error) {
 	if err != nil {
 		return binaries{}, err
 	}
-	b := binaries{root: root, slackask: filepath.Join(dir, "slackask"), floor: filepath.Join(dir, "floor")}
-	pkgs := map[string]string{"./cmd/slackask": b.slackask, "./bench/floor": b.floor}
+	b := binaries{root: root, slackask: filepath.Join(dir, "slackask"), floor: filepath.Join(dir, "floor"), wire: filepath.Join(dir, "wire")}
+	pkgs := map[string]string{"./cmd/slackask": b.slackask, "./bench/floor": b.floor, "./bench/wire": b.wire}
 	if bin := os.Getenv("BENCH_SLACKASK_BIN"); bin != "" { // A/B runs against another build
 		b.slackask = bin
 		delete(pkgs, "./cmd/slackask")
@@ -328,6 +329,13 @@ func (r *rig) startFloor(fake *slackfake.Server) (*proc, error) {
 	cmd := exec.Command(r.bins.floor)
 	cmd.Env = append(baseEnv(), "SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL())
 	return startProc("floor", cmd)
+}
+
+// startWire runs the read-and-ack-only client (the machine's floor).
+func (r *rig) startWire(fake *slackfake.Server) (*proc, error) {
+	cmd := exec.Command(r.bins.wire)
+	cmd.Env = append(baseEnv(), "SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL())
+	return startProc("wire", cmd)
 }
 
 // startBolt runs the Bolt for JavaScript app in bench/bolt.
