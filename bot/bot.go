@@ -69,6 +69,7 @@ type Bot struct {
 	stats     Stats
 	posts     postGates // paces chat.postMessage per rate-limited channel
 	posted    postedCache
+	slots     workSlots // bounds the CPU-heavy work after acks
 }
 
 // Stats counts what the bot did since start; read it with Bot.Counters.
@@ -105,7 +106,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: metadata key: %w", err)
 	}
-	b := &Bot{cfg: cfg, api: cfg.API, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, metaKey: key}
+	b := &Bot{cfg: cfg, api: cfg.API, clock: cfg.Clock, log: cfg.Logger, metaKey: key, slots: newWorkSlots()}
+	b.store = slottedStore{Store: cfg.Store, slots: b.slots}
 	b.waiters.init()
 	b.syncer = newSyncer(b)
 	b.sched = newScheduler(b)

@@ -40,6 +40,11 @@ const (
 	// inboundBuffer is how many read envelopes may wait for the dispatcher
 	// before the reader stops reading.
 	inboundBuffer = 1024
+	// backlogged is how many envelopes waiting for the dispatcher make it
+	// decode without a work slot: the reader must not stall on a full
+	// buffer (it would stop acking), so when the post-ack work falls
+	// behind it gets every core.
+	backlogged = 64
 )
 
 // errDisconnectRequested: Slack asked us to reconnect (refresh, warning).
@@ -94,7 +99,7 @@ func (b *Bot) runSocket(ctx context.Context) error {
 	var dispatcher sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
-			b.dispatch(ctx, f)
+			b.dispatch(ctx, f, len(in) >= backlogged)
 		}
 	})
 	defer func() {
@@ -249,8 +254,9 @@ func (b *Bot) onControlFrame(frame []byte) error {
 
 // dispatch decodes an envelope, decides its ack (sent now unless the
 // reader sent it) and starts the work it calls for: in the ask's queue,
-// or at once for modals (their trigger is short).
-func (b *Bot) dispatch(ctx context.Context, f inbound) {
+// or at once for modals (their trigger is short). It decodes in a work
+// slot unless the dispatcher is behind.
+func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
 	if f.closeConn {
 		f.conn.close()
 		return
@@ -259,7 +265,16 @@ func (b *Bot) dispatch(ctx context.Context, f inbound) {
 		Type    string  `json:"type"`
 		Payload payload `json:"payload"`
 	}
+	if !behind {
+		if !b.slots.acquire(ctx) {
+			b.ackLate(f, nil)
+			return
+		}
+	}
 	err := json.Unmarshal(f.frame, &env)
+	if !behind {
+		b.slots.release()
+	}
 	if env.Type != socketmode.RequestTypeInteractive {
 		b.ackLate(f, nil)
 		return
