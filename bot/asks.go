@@ -224,6 +224,15 @@ func (b *Bot) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	}
 }
 
+// Notify implements httpapi.Notifier: fn is called once, by the goroutine
+// that ends the ask, right after the end is stored, with the bot's waiter
+// lock held (fn must return at once and not call the bot). For an ask
+// that is unknown or has already ended fn is never called: callers Get the
+// ask after Notify. cancel forgets fn and may be called more than once.
+func (b *Bot) Notify(id string, fn func()) (cancel func()) {
+	return b.waiters.register(id, &waiter{fn: fn})
+}
+
 // Withdraw implements interaction.AskService: the caller takes the ask
 // back; it ends as aborted and the message says so.
 func (b *Bot) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {

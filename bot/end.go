@@ -77,26 +77,33 @@ type waiters struct {
 }
 
 // waiter is one caller waiting for an ask to end: done is closed once ask
-// holds the ended ask (read-only: every waiter of the ask shares it).
+// holds the ended ask (read-only: every waiter of the ask shares it), or,
+// for a waiter registered with Notify, fn is called instead.
 type waiter struct {
 	done chan struct{}
 	ask  interaction.Ask
+	fn   func()
 }
 
 func (w *waiters) init() { w.m = map[string]map[int]*waiter{} }
 
 // add registers a waiter for id; cancel unregisters it.
 func (w *waiters) add(id string) (wt *waiter, cancel func()) {
+	wt = &waiter{done: make(chan struct{})}
+	return wt, w.register(id, wt)
+}
+
+// register adds wt to id's waiters and returns the idempotent cancel.
+func (w *waiters) register(id string, wt *waiter) (cancel func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
 	n := w.next
-	wt = &waiter{done: make(chan struct{})}
 	if w.m[id] == nil {
 		w.m[id] = map[int]*waiter{}
 	}
 	w.m[id][n] = wt
-	return wt, func() {
+	return func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if set := w.m[id]; set != nil {
@@ -113,6 +120,10 @@ func (w *waiters) wake(ask interaction.Ask) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, wt := range w.m[ask.ID] {
+		if wt.fn != nil {
+			wt.fn()
+			continue
+		}
 		wt.ask = ask
 		close(wt.done)
 	}

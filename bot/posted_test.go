@@ -95,3 +95,27 @@ func TestPostedCache(t *testing.T) {
 		t.Fatalf("%d entries, want %d", n, postedCacheSize)
 	}
 }
+
+func TestNotifyCalledOnceWhenTheAskEnds(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var called, forgotten atomic.Int64
+	cancel := b.Notify(ask.ID, func() { called.Add(1) })
+	defer cancel()
+	b.Notify(ask.ID, func() { forgotten.Add(1) })() // cancelled at once
+	if _, err := b.Withdraw(r.ctx(), ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = b.Withdraw(r.ctx(), ask.ID) // ends nothing: the ask has ended
+	if called.Load() != 1 || forgotten.Load() != 0 {
+		t.Fatalf("fn called %d times, cancelled fn %d times", called.Load(), forgotten.Load())
+	}
+	if a, _ := b.Get(r.ctx(), ask.ID); !a.Status.Ended() {
+		t.Fatal("fn ran before the end was stored")
+	}
+	cancel() // idempotent
+}

@@ -8,6 +8,12 @@
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503
 //
+// A long-poll waits in a handler blocked in AskService.Wait or, when the
+// service is a Notifier and the request HTTP/1.x, parked: its connection
+// taken from net/http and answered later with the same bytes (see
+// Notifier). Stop the http.Server with Server.Shutdown, which also answers
+// the parked ones.
+//
 // Every route but /healthz and /readyz requires the bearer token when one is
 // configured; handlers added with Mount are behind the same check. Errors are
 // {"error":{"name":"UserInteractionError","code":…,"message":…}} with the
@@ -26,6 +32,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -76,9 +83,21 @@ type IdempotentCreator interface {
 // Server is the HTTP API. It is an http.Handler; create it with New.
 type Server struct {
 	svc      interaction.AskService
+	notifier Notifier // svc, when it is one; nil: long-polls block
 	opts     Options
 	tokenSum [sha256.Size]byte
 	mux      *http.ServeMux
+
+	closing   context.Context    // done once Close is called
+	stopWaits context.CancelFunc // ends closing
+
+	pmu        sync.Mutex               // guards parked, closed and sweeping
+	parked     map[*parkedPoll]struct{} // long-polls waiting on hijacked connections
+	closed     bool                     // Close was called
+	sweeping   bool                     // the sweep goroutine runs
+	sweepEvery time.Duration            // how often sweep looks for callers gone
+	sweepStop  chan struct{}            // closed by Close: sweep returns
+	pwg        sync.WaitGroup           // one per parked poll (finish) and one for sweep
 }
 
 // New returns the API over svc. It panics if svc is nil (a wiring bug).
@@ -89,7 +108,12 @@ func New(svc interaction.AskService, opts Options) *Server {
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = DefaultMaxWait
 	}
-	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux()}
+	s := &Server{
+		svc: svc, opts: opts, mux: http.NewServeMux(),
+		parked: map[*parkedPoll]struct{}{}, sweepEvery: sweepEvery, sweepStop: make(chan struct{}),
+	}
+	s.notifier, _ = svc.(Notifier)
+	s.closing, s.stopWaits = context.WithCancel(context.Background())
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 	}
@@ -115,8 +139,7 @@ func public(path string) bool { return path == "/healthz" || path == "/readyz" }
 
 // ServeHTTP checks the bearer token, routes the request and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{ResponseWriter: w, start: time.Now()}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -128,16 +151,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(rec, http.StatusInternalServerError, interaction.Internal, "internal error")
 			}
 		}
-		lvl := zerolog.InfoLevel
-		if public(r.URL.Path) && rec.statusCode() == http.StatusOK {
-			lvl = zerolog.DebugLevel // probes would drown the log
+		if !rec.parked { // a parked long-poll is logged when answered
+			s.logRequest(r.Method, r.URL.Path, rec.statusCode(), rec.start)
 		}
-		s.opts.Logger.WithLevel(lvl).
-			Str("method", r.Method).
-			Str("path", r.URL.Path).
-			Int("status", rec.statusCode()).
-			Dur("duration", time.Since(start)).
-			Msg("http request")
 	}()
 
 	if !public(r.URL.Path) && !s.authorized(r) {
@@ -152,6 +168,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
+}
+
+// logRequest writes the request log line of one request started at start.
+func (s *Server) logRequest(method, path string, status int, start time.Time) {
+	lvl := zerolog.InfoLevel
+	if public(path) && status == http.StatusOK {
+		lvl = zerolog.DebugLevel // probes would drown the log
+	}
+	s.opts.Logger.WithLevel(lvl).
+		Str("method", method).
+		Str("path", path).
+		Int("status", status).
+		Dur("duration", time.Since(start)).
+		Msg("http request")
 }
 
 // authorized reports whether r carries the configured bearer token (always
@@ -216,17 +246,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if wait > 0 && !ask.Status.Ended() {
-		if a, err := s.wait(r.Context(), ask.ID, wait); err == nil {
-			ask = a
-		} else if r.Context().Err() == nil {
-			// The ask exists: answer with it rather than lose its id.
-			s.opts.Logger.Warn().Err(err).Str("ask", ask.ID).Msg("wait after create failed")
-		}
-	}
 	status = http.StatusCreated
 	if !created {
 		status = http.StatusOK
+	}
+	if wait > 0 && !ask.Status.Ended() {
+		pending := ask
+		a, parked, err := s.longPoll(w, r, ask.ID, wait, status, &pending)
+		switch {
+		case parked:
+			return
+		case err == nil:
+			ask = a
+		case r.Context().Err() == nil:
+			// The ask exists: answer with it rather than lose its id.
+			s.opts.Logger.Warn().Err(err).Str("ask", ask.ID).Msg("wait after create failed")
+		}
 	}
 	writeJSON(w, status, ask)
 }
@@ -241,7 +276,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var ask interaction.Ask
 	if wait > 0 {
-		ask, err = s.wait(r.Context(), id, wait)
+		var parked bool
+		if ask, parked, err = s.longPoll(w, r, id, wait, http.StatusOK, nil); parked {
+			return
+		}
 	} else {
 		ask, err = s.svc.Get(r.Context(), id)
 	}
@@ -252,11 +290,14 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ask)
 }
 
-// wait long-polls the ask for at most d. The request's context ends it early
-// (the client went away) without touching the ask.
+// wait long-polls the ask for at most d, blocking in AskService.Wait. The
+// request's context ends it early (the client went away) without touching
+// the ask, and so does Close.
 func (s *Server) wait(ctx context.Context, id string, d time.Duration) (interaction.Ask, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	stop := context.AfterFunc(s.closing, cancel)
+	defer stop()
 	return s.svc.Wait(ctx, id)
 }
 

@@ -38,6 +38,10 @@ type fakeSvc struct {
 
 	waiting  chan string // an id each time Wait starts blocking
 	waitDone chan string // an id each time Wait returns
+
+	notify  map[string]map[int]func() // Notify's callbacks by ask id (notifySvc)
+	nextFn  int
+	getHook func(id string) // called by Get, outside the lock, when set
 }
 
 type fakeAsk struct {
@@ -101,6 +105,12 @@ func (f *fakeSvc) lookup(id string) (*fakeAsk, error) {
 }
 
 func (f *fakeSvc) Get(_ context.Context, id string) (interaction.Ask, error) {
+	f.mu.Lock()
+	hook := f.getHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fa, err := f.lookup(id)
@@ -175,6 +185,10 @@ func (f *fakeSvc) endLocked(fa *fakeAsk, st interaction.Status) {
 		fa.ask.Error = interaction.Errorf(interaction.AskAborted, "withdrawn")
 	}
 	close(fa.done)
+	for _, fn := range f.notify[fa.ask.ID] { // with the lock held, as Notify allows
+		fn()
+	}
+	delete(f.notify, fa.ask.ID)
 }
 
 func (f *fakeSvc) status(id string) interaction.Status {

@@ -46,9 +46,14 @@ type errorBody struct {
 // fail writes err as a coded error with the status of StatusOf. A 500 says
 // only "internal error" with code INTERNAL; the real error goes to the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.failAt(w, r.Method, r.URL.Path, err)
+}
+
+// failAt is fail for a request known by its method and path.
+func (s *Server) failAt(w http.ResponseWriter, method, path string, err error) {
 	st := StatusOf(err)
 	if st == http.StatusInternalServerError {
-		s.opts.Logger.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("internal error")
+		s.opts.Logger.Error().Err(err).Str("method", method).Str("path", path).Msg("internal error")
 		writeError(w, st, interaction.Internal, "internal error")
 		return
 	}
@@ -81,8 +86,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // the underlying writer to http.ResponseController via Unwrap.
 type recorder struct {
 	http.ResponseWriter
+	start  time.Time // of the request
 	status int
 	wrote  bool
+	parked bool // the handler parked the long-poll: log it when answered
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -133,7 +140,9 @@ func (p *probeWriter) WriteHeader(code int)        { p.code = code }
 // connection while sending), IdleTimeout 120s, MaxHeaderBytes 64 KiB, and
 // no WriteTimeout, because GET and POST ?wait= hold a response for up to
 // Options.MaxWait (long-polls) and mounted handlers may stream. It does not
-// listen; the caller runs ListenAndServe or Serve and Shutdown.
+// listen; the caller runs ListenAndServe or Serve, and stops it with
+// Server.Shutdown (http.Server.Shutdown alone does not see the parked
+// long-polls).
 func NewServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,

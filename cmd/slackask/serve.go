@@ -94,6 +94,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		}
 		ready = append(ready, bridge.Ready)
 	}
+	var _ httpapi.Notifier = b // long-polls park instead of holding a goroutine
 	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
 	api2.Mount("GET /metrics", metricsHandler(b, allReady(ready)))
@@ -134,7 +135,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	<-ctx.Done()
 	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelShutdown()
-	_ = srv.Shutdown(shutdown)
+	_ = api2.Shutdown(shutdown, srv) // srv.Shutdown and the parked long-polls
 	wg.Wait()
 	close(errs)
 	return <-errs
