@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,4 +114,32 @@ func BenchmarkPendingLoad10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(fi.Size())/n, "dbbytes/ask")
+}
+
+// BenchmarkUpdateLatency reports the spread of single Updates, one after
+// another on 300 records (as the answer benchmark drives them): p50, p99
+// and the slowest, where WAL checkpoints show.
+func BenchmarkUpdateLatency(b *testing.B) {
+	s := openAt(b, tempPath(b))
+	ctx := context.Background()
+	now := time.Now()
+	for i := range 300 {
+		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		if _, err := s.Update(ctx, fmt.Sprintf("ask-%04d", i%300), func(r *store.Record) error { r.Rev++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
 }

@@ -410,3 +410,35 @@ func killChild(path string) {
 		}
 	}
 }
+
+// The WAL reaches the database file once the writer is idle, without a
+// commit paying for it and before Close.
+func TestIdleCheckpoint(t *testing.T) {
+	path := tempPath(t)
+	s := openAt(t, path)
+	ctx := context.Background()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	now := time.Now()
+	for i := range 200 {
+		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size() != before {
+		t.Fatal("a commit checkpointed the WAL")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for size() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the WAL was not checkpointed while the writer was idle")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
