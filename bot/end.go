@@ -82,7 +82,7 @@ type waiters struct {
 type waiter struct {
 	done chan struct{}
 	ask  interaction.Ask
-	fn   func()
+	fn   func(interaction.Ask)
 }
 
 func (w *waiters) init() { w.m = map[string]map[int]*waiter{} }
@@ -121,7 +121,7 @@ func (w *waiters) wake(ask interaction.Ask) {
 	defer w.mu.Unlock()
 	for _, wt := range w.m[ask.ID] {
 		if wt.fn != nil {
-			wt.fn()
+			wt.fn(ask)
 			continue
 		}
 		wt.ask = ask

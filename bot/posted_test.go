@@ -104,9 +104,10 @@ func TestNotifyCalledOnceWhenTheAskEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var called, forgotten atomic.Int64
-	cancel := b.Notify(ask.ID, func() { called.Add(1) })
+	var got interaction.Ask
+	cancel := b.Notify(ask.ID, func(a interaction.Ask) { got = a; called.Add(1) })
 	defer cancel()
-	b.Notify(ask.ID, func() { forgotten.Add(1) })() // cancelled at once
+	b.Notify(ask.ID, func(interaction.Ask) { forgotten.Add(1) })() // cancelled at once
 	if _, err := b.Withdraw(r.ctx(), ask.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +117,9 @@ func TestNotifyCalledOnceWhenTheAskEnds(t *testing.T) {
 	}
 	if a, _ := b.Get(r.ctx(), ask.ID); !a.Status.Ended() {
 		t.Fatal("fn ran before the end was stored")
+	}
+	if got.ID != ask.ID || got.Status != interaction.StatusAborted {
+		t.Fatalf("fn got %s %s, want the withdrawn ask", got.ID, got.Status)
 	}
 	cancel() // idempotent
 }

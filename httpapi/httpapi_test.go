@@ -39,7 +39,7 @@ type fakeSvc struct {
 	waiting  chan string // an id each time Wait starts blocking
 	waitDone chan string // an id each time Wait returns
 
-	notify  map[string]map[int]func() // Notify's callbacks by ask id (notifySvc)
+	notify  map[string]map[int]func(interaction.Ask) // Notify's callbacks by ask id (notifySvc)
 	nextFn  int
 	getHook func(id string) // called by Get, outside the lock, when set
 }
@@ -130,10 +130,13 @@ func (f *fakeSvc) Wait(ctx context.Context, id string) (interaction.Ask, error) 
 	defer func() { f.waitDone <- id }()
 	f.waiting <- id
 	select {
-	case <-fa.done:
+	case <-fa.done: // the ask as it ended, as the bot's Wait returns it
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return fa.ask, nil
 	case <-ctx.Done():
+		return f.Get(context.Background(), id)
 	}
-	return f.Get(context.Background(), id)
 }
 
 func (f *fakeSvc) Withdraw(_ context.Context, id string) (interaction.Ask, error) {
@@ -186,7 +189,7 @@ func (f *fakeSvc) endLocked(fa *fakeAsk, st interaction.Status) {
 	}
 	close(fa.done)
 	for _, fn := range f.notify[fa.ask.ID] { // with the lock held, as Notify allows
-		fn()
+		fn(fa.ask)
 	}
 	delete(f.notify, fa.ask.ID)
 }

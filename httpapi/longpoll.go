@@ -47,14 +47,17 @@ import (
 // connection instead of blocking a handler in AskService.Wait.
 type Notifier interface {
 	// Notify arranges for fn to be called once, after the ask id has
-	// ended (any final status), typically by the goroutine that ends it.
-	// fn returns at once and does not call into the service, so the
-	// service may call it with its own locks held. If the ask does not
-	// exist or has already ended, Notify may call fn at once or never:
-	// the caller calls Get after Notify to find out. cancel forgets fn; it
-	// is idempotent and safe from any goroutine but fn's own, and fn may
-	// still run once if the ask ended while cancel was running.
-	Notify(id string, fn func()) (cancel func())
+	// ended (any final status), typically by the goroutine that ends it,
+	// with the ask as it ended: the answer is built from it, without
+	// reading the ask again. fn returns at once, does not call into the
+	// service and does not modify the ask, so the service may call it
+	// with its own locks held and hand every waiter the same ask. If the
+	// ask does not exist or has already ended, Notify may call fn at once
+	// or never: the caller calls Get after Notify to find out. cancel
+	// forgets fn; it is idempotent and safe from any goroutine but fn's
+	// own, and fn may still run once if the ask ended while cancel was
+	// running.
+	Notify(id string, fn func(ended interaction.Ask)) (cancel func())
 }
 
 // parkedWriteTimeout bounds writing the answer to a parked connection.
@@ -93,6 +96,7 @@ type parkedPoll struct {
 	conn       net.Conn         // set once parked, before anything can finish p
 	timer      *time.Timer      // the wait; set with conn
 	woken      bool             // the ask ended (perhaps before conn was set)
+	ended      *interaction.Ask // as Notify handed it over
 	done       bool             // finish has begun
 }
 
@@ -173,10 +177,10 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, id string, d t
 }
 
 // wake is the Notify callback: it must not block.
-func (p *parkedPoll) wake() {
+func (p *parkedPoll) wake(ended interaction.Ask) {
 	p.mu.Lock()
 	ready := p.conn != nil && !p.done
-	p.woken = true
+	p.woken, p.ended = true, &ended
 	p.mu.Unlock()
 	if ready {
 		go p.finish(context.Background(), parkEnded)
@@ -262,9 +266,10 @@ func (p *parkedPoll) answer(ctx context.Context, conn net.Conn, why parkReason) 
 	p.s.logRequest(p.method, p.path, w.status, p.start)
 }
 
-// render builds the answer: the ask as it now is (AskService.Wait also
-// ends with a Get), or when that Get fails what get (the coded error) and
-// create (the created ask) answer after a failed wait. A panic of the
+// render builds the answer: the ask as it ended when Notify handed it
+// over, else the ask as it now is (a Get), or when that Get fails what get
+// (the coded error) and create (the created ask) answer after a failed
+// wait. A panic of the
 // service is logged and answered 500, as ServeHTTP's recover does.
 func (p *parkedPoll) render(ctx context.Context, why parkReason) (w *parkedResponse) {
 	w = newParkedResponse()
@@ -276,6 +281,13 @@ func (p *parkedPoll) render(ctx context.Context, why parkReason) (w *parkedRespo
 			writeError(w, http.StatusInternalServerError, interaction.Internal, "internal error")
 		}
 	}()
+	p.mu.Lock()
+	ended := p.ended
+	p.mu.Unlock()
+	if why == parkEnded && ended != nil {
+		writeJSON(w, p.status, *ended)
+		return w
+	}
 	ask, err := p.s.svc.Get(ctx, p.id)
 	switch {
 	case err == nil:

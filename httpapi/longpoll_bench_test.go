@@ -295,7 +295,7 @@ type benchSvc struct {
 type benchAsk struct {
 	ask    interaction.Ask
 	done   chan struct{}
-	notify map[int]func()
+	notify map[int]func(interaction.Ask)
 }
 
 func newBenchSvc(n int) *benchSvc {
@@ -350,7 +350,7 @@ func (s *benchSvc) List(context.Context, interaction.ListFilter) ([]interaction.
 }
 
 // Notify implements Notifier.
-func (s *benchSvc) Notify(id string, fn func()) (cancel func()) {
+func (s *benchSvc) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.asks[id]
@@ -358,7 +358,7 @@ func (s *benchSvc) Notify(id string, fn func()) (cancel func()) {
 		return func() {}
 	}
 	if a.notify == nil {
-		a.notify = map[int]func(){}
+		a.notify = map[int]func(interaction.Ask){}
 	}
 	s.next++
 	k := s.next
@@ -380,7 +380,8 @@ func (s *benchSvc) endAll() {
 		a.ask.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}}
 		close(a.done)
 		for _, fn := range a.notify {
-			fns = append(fns, fn)
+			ask := a.ask
+			fns = append(fns, func() { fn(ask) })
 		}
 		a.notify = nil
 	}

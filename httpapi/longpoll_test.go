@@ -23,15 +23,15 @@ import (
 // notifySvc adds Notifier to fakeSvc: long-polls over HTTP/1.x park.
 type notifySvc struct{ *fakeSvc }
 
-func (s notifySvc) Notify(id string, fn func()) (cancel func()) {
+func (s notifySvc) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
 	f := s.fakeSvc
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.notify == nil {
-		f.notify = map[string]map[int]func(){}
+		f.notify = map[string]map[int]func(interaction.Ask){}
 	}
 	if f.notify[id] == nil {
-		f.notify[id] = map[int]func(){}
+		f.notify[id] = map[int]func(interaction.Ask){}
 	}
 	f.nextFn++
 	k := f.nextFn
@@ -187,7 +187,13 @@ func TestParkedAnswersAsBlocking(t *testing.T) {
 			setup: func(f *fakeSvc, _ *Server) { f.createErr = interaction.Errorf(interaction.NoProvider, "no provider") }},
 		{name: "GET internal error", method: "GET", path: "/v1/asks/ask-1?wait=10s", status: 500,
 			setup: func(f *fakeSvc, _ *Server) { f.createErr = errors.New("db password=hunter2 refused") }},
-		{name: "GET Get fails after the wait", setup: createOne, method: "GET", path: "/v1/asks/ask-1?wait=10s", status: 500,
+		{name: "GET Get fails after the wait elapsed", setup: createOne, method: "GET", path: "/v1/asks/ask-1?wait=100ms", status: 500,
+			waits: true, act: func(f *fakeSvc, id string) {
+				f.mu.Lock()
+				f.createErr = errors.New("store gone")
+				f.mu.Unlock()
+			}},
+		{name: "GET ended while the store fails: the ask as it ended", setup: createOne, method: "GET", path: "/v1/asks/ask-1?wait=10s", status: 200,
 			waits: true, act: func(f *fakeSvc, id string) {
 				f.mu.Lock()
 				f.createErr = errors.New("store gone")
@@ -197,12 +203,11 @@ func TestParkedAnswersAsBlocking(t *testing.T) {
 		{name: "POST ended while waiting", method: "POST", path: "/v1/asks?wait=10s", body: askBody,
 			waits: true, act: func(f *fakeSvc, id string) { f.end(id, interaction.StatusAnswered) }, status: 201},
 		{name: "POST wait elapsed", method: "POST", path: "/v1/asks?wait=100ms", body: askBody, waits: true, status: 201},
-		{name: "POST Get fails after the wait: the created ask", method: "POST", path: "/v1/asks?wait=10s", body: askBody, status: 201,
+		{name: "POST Get fails after the wait elapsed: the created ask", method: "POST", path: "/v1/asks?wait=100ms", body: askBody, status: 201,
 			waits: true, act: func(f *fakeSvc, id string) {
 				f.mu.Lock()
 				f.createErr = errors.New("store gone")
 				f.mu.Unlock()
-				f.end(id, interaction.StatusAnswered)
 			}},
 		{name: "POST existing idempotency key, ended while waiting", idempotent: true, method: "POST", path: "/v1/asks?wait=10s",
 			body: `{"questions":[{"id":"q1","question":"?"}],"idempotencyKey":"k"}`,
@@ -476,12 +481,11 @@ func TestParkedPanic(t *testing.T) {
 	api := New(notifySvc{f}, Options{Logger: zerolog.New(&logs)})
 	createOne(f, api)
 	ts := serveAPI(t, api)
-	ch := goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", "")
+	ch := goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=200ms", "")
 	eventually(t, "parked", func() bool { return api.parkedCount() == 1 })
 	f.mu.Lock()
-	f.getHook = func(string) { panic("kaboom") }
+	f.getHook = func(string) { panic("kaboom") } // the Get after the wait elapsed
 	f.mu.Unlock()
-	f.end("ask-1", interaction.StatusAnswered)
 	r := await(t, ch)
 	if r.err != nil || r.status != 500 || !strings.Contains(string(r.body), `"INTERNAL"`) {
 		t.Fatalf("%+v", r)
