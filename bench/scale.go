@@ -20,6 +20,7 @@ type scaleLevel struct {
 	CreatePerSec    float64
 	RSSAsksKB       int64 // the pending asks alone, no callers
 	RSSKB, HWMKB    int64 // after the callers settled too; peak
+	RSSEarlyKB      int64 // settle (3 s) after the callers started
 	RSSAfterKB      int64 // after the ack and answer loads
 	Threads         int64
 	Goroutines      int
@@ -132,15 +133,25 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool) (scaleLevel, 
 	if st, err = procStatus(p.cmd.Process.Pid); err != nil {
 		return lvl, nil, err
 	}
-	lvl.RSSKB, lvl.Threads = st["VmRSS"], st["Threads"]
+	lvl.RSSEarlyKB = st["VmRSS"]
+	// The callers' connections arrive at once and leave garbage (net/http's
+	// per-connection buffers); the Go runtime hands it back to the OS over
+	// the following seconds. Settled is when RSS stops falling.
+	if lvl.RSSKB, err = settledRSS(ctx, p.cmd.Process.Pid, 10*r.cfg.settle); err != nil {
+		return lvl, nil, err
+	}
+	if st, err = procStatus(p.cmd.Process.Pid); err != nil {
+		return lvl, nil, err
+	}
+	lvl.Threads = st["Threads"]
 	if p.pprofAddr != "" {
 		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-%d", n))
 		_ = p.fetch(ctx, "/debug/pprof/heap", base+"-heap.pprof")
 		_ = p.fetch(ctx, "/debug/pprof/heap?debug=1", base+"-heap.txt")
 		_ = p.fetch(ctx, "/debug/pprof/goroutine", base+"-goroutine.pprof")
 	}
-	r.logf("  %d pending, %d polled: RSS %.1f MB (%.1f KB per caller), %d threads", n, lvl.Polled, float64(lvl.RSSKB)/1024,
-		float64(lvl.RSSKB-lvl.RSSAsksKB)/float64(max(1, lvl.Polled)), lvl.Threads)
+	r.logf("  %d pending, %d polled: RSS %.1f MB settled (%.1f KB per caller), %.1f MB %v after the callers came, %d threads", n, lvl.Polled, float64(lvl.RSSKB)/1024,
+		float64(lvl.RSSKB-lvl.RSSAsksKB)/float64(max(1, lvl.Polled)), float64(lvl.RSSEarlyKB)/1024, r.cfg.settle, lvl.Threads)
 
 	// 3. Envelopes keep being acked at once.
 	action := func(i int) func(context.Context) error { return selectAction(fake, msgs, i*7919) }
@@ -317,3 +328,30 @@ func (ps *pollers) firstErr() error {
 func (ps *pollers) wait() { ps.wg.Wait() }
 
 func (ps *pollers) close() { ps.tr.CloseIdleConnections() }
+
+// settledRSS samples the resident memory of pid every second until it
+// falls by less than 1 MB in a second, for at most maxWait, and returns the
+// last sample (KB).
+func settledRSS(ctx context.Context, pid int, maxWait time.Duration) (int64, error) {
+	st, err := procStatus(pid)
+	if err != nil {
+		return 0, err
+	}
+	prev := st["VmRSS"]
+	for deadline := time.Now().Add(maxWait); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return prev, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		if st, err = procStatus(pid); err != nil {
+			return 0, err
+		}
+		cur := st["VmRSS"]
+		if prev-cur < 1024 {
+			return cur, nil
+		}
+		prev = cur
+	}
+	return prev, nil
+}

@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -97,7 +98,10 @@ type Server struct {
 	sweeping   bool                     // the sweep goroutine runs
 	sweepEvery time.Duration            // how often sweep looks for callers gone
 	sweepStop  chan struct{}            // closed by Close: sweep returns
-	pwg        sync.WaitGroup           // one per parked poll (finish) and one for sweep
+	pwg        sync.WaitGroup           // one per parked poll (finish), one for sweep, one for a collection
+	gcEvery    int64                    // parks between two collections (collectAfterParks)
+	parks      atomic.Int64             // parks since the last collection
+	collecting atomic.Bool              // a collection runs
 }
 
 // New returns the API over svc. It panics if svc is nil (a wiring bug).
@@ -110,7 +114,7 @@ func New(svc interaction.AskService, opts Options) *Server {
 	}
 	s := &Server{
 		svc: svc, opts: opts, mux: http.NewServeMux(),
-		parked: map[*parkedPoll]struct{}{}, sweepEvery: sweepEvery, sweepStop: make(chan struct{}),
+		parked: map[*parkedPoll]struct{}{}, sweepEvery: sweepEvery, sweepStop: make(chan struct{}), gcEvery: collectAfterParks,
 	}
 	s.notifier, _ = svc.(Notifier)
 	s.closing, s.stopWaits = context.WithCancel(context.Background())

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -638,5 +639,41 @@ func TestShutdown(t *testing.T) {
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
 		t.Fatal("the listener still accepts")
+	}
+}
+
+// TestParkingBurstCollects runs a garbage collection every gcEvery parks
+// (so that a burst of callers reuses the buffers hijacking left behind),
+// and none for fewer.
+func TestParkingBurstCollects(t *testing.T) {
+	f := newFake()
+	api := New(notifySvc{f}, Options{})
+	api.gcEvery = 4
+	createOne(f, api)
+	ts := serveAPI(t, api)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var calls []<-chan replyOrErr
+	for range 3 {
+		calls = append(calls, goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", ""))
+	}
+	eventually(t, "3 parked", func() bool { return api.parkedCount() == 3 })
+	if api.parks.Load() != 3 {
+		t.Fatalf("parks = %d, want 3", api.parks.Load())
+	}
+	calls = append(calls, goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", ""))
+	eventually(t, "collected", func() bool {
+		var now runtime.MemStats
+		runtime.ReadMemStats(&now)
+		return now.NumForcedGC > before.NumForcedGC && !api.collecting.Load()
+	})
+	if api.parks.Load() != 0 {
+		t.Fatalf("parks = %d after the collection, want 0", api.parks.Load())
+	}
+	f.end("ask-1", interaction.StatusAnswered)
+	for _, ch := range calls {
+		if r := await(t, ch); r.err != nil || r.status != 200 {
+			t.Fatalf("%+v", r)
+		}
 	}
 }
