@@ -78,11 +78,12 @@ const (
 // collectAfterParks is how many parked long-polls make the server run a
 // garbage collection (in the background, one at a time). Hijacking leaves
 // net/http's buffers of the connection behind, about 12 KB, as garbage;
-// when 10,000 callers arrived at once, the heap had grown with them to
-// twice what they left live before the runtime collected it, and the
-// process stayed there: 211-217 MB resident in one benchmark run, 137 MB
-// in another, for 2 KB per parked caller (BENCHMARKS.md). Collecting every
-// 1,000 parks lets a burst reuse that memory instead of growing the heap.
+// after 10,000 callers arrived at once the heap had grown with them and
+// stayed there until the runtime got round to it: 130-211 MB resident
+// three seconds later over three benchmark runs, 58-120 MB over five with
+// this (BENCHMARKS.md), for 2 KB per parked caller. The peak while they
+// connect depends on when the runtime collects either way; GOMEMLIMIT is
+// the knob for it.
 const collectAfterParks = 1000
 
 // closeWorkers is how many parked long-polls Close answers at a time.
