@@ -1,13 +1,11 @@
 package dsh
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +13,11 @@ import (
 
 	"github.com/slackask/slackask/dsh/dshtest"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/syncbuf"
 )
 
 // syncBuffer collects log lines from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // harness is a running Bridge between a stand-in host and a fake service.
 type harness struct {

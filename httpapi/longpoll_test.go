@@ -12,13 +12,13 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/syncbuf"
 )
 
 // notifySvc adds Notifier to fakeSvc: long-polls over HTTP/1.x park.
@@ -556,23 +556,8 @@ func TestNotParked(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects log lines from many goroutines.
+type syncBuffer = syncbuf.Buffer
 
 type logLine struct {
 	Method   string  `json:"method"`

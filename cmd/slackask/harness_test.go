@@ -23,6 +23,7 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/internal/syncbuf"
 )
 
 // ackLatencies collects, over the whole test run, the time the fake
@@ -71,22 +72,8 @@ type harness struct {
 	fakeCfg slackfake.Config
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects log lines from many goroutines.
+type syncBuffer = syncbuf.Buffer
 
 type option func(*harness)
 
