@@ -107,6 +107,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		}
 	}
 	srv := httpapi.NewServer(ln.Addr().String(), api2)
+	ln = httpapi.LimitActive(ln, srv, httpapi.DefaultMaxActive) // bursts of callers wait in the kernel
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
