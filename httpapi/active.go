@@ -16,8 +16,8 @@ const DefaultMaxActive = 1024
 // there) to keep count; serve srv on the returned listener. A busy
 // connection holds a goroutine and net/http's buffers, about 20 KB; when
 // 10,000 long-polls arrived at once faster than they could be parked, the
-// ones waiting their turn set the peak: 78-193 MB resident over eight
-// benchmark runs, for 65-90 MB once they were parked. With the limit the
+// ones waiting their turn set the peak: 78-218 MB resident over ten
+// benchmark runs, for 58-120 MB once they were parked. With the limit the
 // rest wait in the kernel's accept queue, which costs the process nothing:
 // 99-104 MB at the peak over three runs (BENCHMARKS.md). An idle keep-alive connection that sends another request
 // is counted again without waiting, so the count can pass n for a moment.
