@@ -48,7 +48,7 @@ func FuzzPayload(f *testing.F) {
 	b, st := fuzzBot(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cb, err := decodePayload(data)
+		cb, err := decodeInteractive(data)
 		if err != nil {
 			return
 		}
@@ -77,7 +77,7 @@ func FuzzPayload(f *testing.F) {
 func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 	b, st := fuzzBot(t)
 	for _, s := range payloadSeeds[2:] { // the first two legitimately answer
-		cb, err := decodePayload([]byte(s))
+		cb, err := decodeInteractive([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}

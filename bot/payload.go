@@ -43,15 +43,20 @@ type payloadAction struct {
 	BlockID *string `json:"block_id"`
 }
 
-// decodePayload reads an interactive payload into the callback the
+// decodeEnvelope reads a Socket Mode frame in one pass: the envelope's
+// type and, for an interactive one, its payload as the callback the
 // routing works on, with the fields slack-go would set for the ones the bot
-// reads. It returns an error when raw is not a JSON object of that shape.
-func decodePayload(raw []byte) (slack.InteractionCallback, error) {
-	var p payload
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return slack.InteractionCallback{}, fmt.Errorf("decode payload: %w", err)
+// reads. It returns an error when the frame is not a JSON object of that
+// shape (the type is still set when it could be read).
+func decodeEnvelope(frame []byte) (typ string, cb slack.InteractionCallback, err error) {
+	var env struct {
+		Type    string  `json:"type"`
+		Payload payload `json:"payload"`
 	}
-	return p.callback(), nil
+	if err := json.Unmarshal(frame, &env); err != nil {
+		return env.Type, slack.InteractionCallback{}, fmt.Errorf("decode envelope: %w", err)
+	}
+	return env.Type, env.Payload.callback(), nil
 }
 
 func (p *payload) callback() slack.InteractionCallback {

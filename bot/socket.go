@@ -261,21 +261,17 @@ func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
 		f.conn.close()
 		return
 	}
-	var env struct {
-		Type    string  `json:"type"`
-		Payload payload `json:"payload"`
-	}
 	if !behind {
 		if !b.slots.acquire(ctx) {
 			b.ackLate(f, nil)
 			return
 		}
 	}
-	err := json.Unmarshal(f.frame, &env)
+	typ, cb, err := decodeEnvelope(f.frame)
 	if !behind {
 		b.slots.release()
 	}
-	if env.Type != socketmode.RequestTypeInteractive {
+	if typ != socketmode.RequestTypeInteractive {
 		b.ackLate(f, nil)
 		return
 	}
@@ -284,7 +280,7 @@ func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
 		b.log.Warn().Err(err).Str("envelope", f.id).Msg("interactive payload that did not parse")
 		return
 	}
-	ack, jobs := b.route(ctx, env.Payload.callback())
+	ack, jobs := b.route(ctx, cb)
 	b.ackLate(f, ack)
 	for _, j := range jobs {
 		if j.queue == "" {
