@@ -125,14 +125,25 @@ func (b *Bot) runSocket(ctx context.Context) error {
 			}
 			continue
 		}
-		failures = 0
 		err = b.readSocket(ctx, conn, in)
-		b.connected.Store(false)
+		helloed := b.connected.Swap(false)
 		in <- inbound{conn: conn, closeConn: true}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		b.log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
+		if helloed || errors.Is(err, errDisconnectRequested) {
+			failures = 0
+			b.log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
+			continue
+		}
+		// Dropped before Slack said hello: back off as for a failed
+		// connect, or a link that always drops would spin.
+		failures++
+		wait := connectBackoff(failures, err)
+		b.log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connection dropped before hello; retrying")
+		if !clock.Sleep(ctx, wait) {
+			return ctx.Err()
+		}
 	}
 }
 

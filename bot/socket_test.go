@@ -3,14 +3,22 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/store/memory"
 )
 
 func TestSocketRefusedAppTokenStopsRun(t *testing.T) {
@@ -118,5 +126,42 @@ func TestConnectBackoff(t *testing.T) {
 				t.Fatalf("connectBackoff = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A Socket Mode link that drops every connection before hello is retried
+// with the connect backoff, not at once in a loop.
+func TestSocketDroppedBeforeHelloBacksOff(t *testing.T) {
+	var opens atomic.Int64
+	upgrader := websocket.Upgrader{}
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/link":
+			if ws, err := upgrader.Upgrade(w, r, nil); err == nil {
+				_ = ws.Close() // no hello
+			}
+		case "/api/apps.connections.open":
+			opens.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"ok":true,"url":"ws%s/link"}`, strings.TrimPrefix(ts.URL, "http"))
+		default: // auth.test and anything else
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"ok":true,"team_id":"T1","user_id":"U1","bot_id":"B1"}`))
+		}
+	}))
+	defer ts.Close()
+	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(ts.URL+"/api/"))
+	b, err := New(context.Background(), Config{API: api, Store: memory.New(), DefaultChannel: chanID, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := b.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := opens.Load(); n < 2 || n > 3 {
+		t.Fatalf("apps.connections.open called %d times in 1.5 s, want 2 (at once, then after 1 s)", n)
 	}
 }
