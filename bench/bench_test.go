@@ -57,10 +57,10 @@ func TestPercentile(t *testing.T) {
 	if s.N != 10 || s.P50 != 5 || s.P99 != 10 || s.Max != 10 {
 		t.Errorf("summarize = %+v", s)
 	}
-	if got := medianDur([]time.Duration{3, 1, 2}); got != 2 {
+	if got := median([]time.Duration{3, 1, 2}); got != 2 {
 		t.Errorf("median of 3 = %v", got)
 	}
-	if got := medianDur([]time.Duration{4, 1, 2, 3}); got != 2 { // (2+3)/2 in integer nanoseconds
+	if got := median([]time.Duration{4, 1, 2, 3}); got != 2 { // (2+3)/2 in integer nanoseconds
 		t.Errorf("median of 4 = %v", got)
 	}
 	m := medianLatency([]latency{{N: 1, P50: 1, P99: 9, Max: 9}, {N: 2, P50: 3, P99: 5, Max: 20}, {N: 3, P50: 2, P99: 7, Max: 10}})

@@ -142,7 +142,7 @@ func (r *report) markdown() string {
 				if len(xs) == 0 {
 					return "n/a"
 				}
-				return ms(medianDur(xs))
+				return ms(median(xs))
 			}
 			var drv []time.Duration
 			for _, t := range []string{targetSlackask, targetFloor, targetBolt, targetWire} {
@@ -150,7 +150,7 @@ func (r *report) markdown() string {
 					drv = append(drv, lr.driverCPU/time.Duration(max(1, lr.sent)))
 				}
 			}
-			w("| %d | %s | %s | %s | %s | %s |\n", rate, cell(targetSlackask), cell(targetFloor), cell(targetBolt), cell(targetWire), ms(medianDur(drv)))
+			w("| %d | %s | %s | %s | %s | %s |\n", rate, cell(targetSlackask), cell(targetFloor), cell(targetBolt), cell(targetWire), ms(median(drv)))
 		}
 		for t, e := range a.errs {
 			w("\n%s could not run: %s\n", t, strings.SplitN(e, "\n", 2)[0])
@@ -202,7 +202,7 @@ func (r *report) markdown() string {
 		w("| | process start → /readyz 200 | → \"recovered asks from the store\" |\n|---|---:|---:|\n")
 		w("| first start after SIGQUIT (unclean) | %s ms | %s ms |\n", ms(rr.CrashReady), ms(rr.CrashRecovered))
 		if len(rr.Ready) > 0 {
-			w("| clean restart, median of %d | %s ms | %s ms |\n", len(rr.Ready), ms(medianDur(rr.Ready)), ms(medianDur(rr.Recovered)))
+			w("| clean restart, median of %d | %s ms | %s ms |\n", len(rr.Ready), ms(median(rr.Ready)), ms(median(rr.Recovered)))
 		}
 		w("\nDatabase after a clean stop: %d rows (%d pending), file %.1f MB + WAL %.1f MB → **%.0f bytes per ask**. Clicks on the old messages right after the restart: ack p99 %s ms, %d failed.\n\n",
 			rr.Rows, rr.Pending, float64(rr.DBBytes)/(1<<20), float64(rr.WALBytes)/(1<<20), rr.BytesPerAsk, ms(rr.RestartAckLatency.P99), rr.RestartAckErrors)
@@ -240,10 +240,10 @@ func (r *report) markdown() string {
 				c.Created, c.Failed, c.Messages, c.Lost, c.Dupes, c.Attempts, c.Limited, c.MaxWaited.Seconds())
 		}
 		if len(r.RateLimit) > 1 {
-			w("\nThe %d channels ran at the same time in one slackask process (the limit is per channel); median over-minimum %+.1f %%.\n", len(r.RateLimit), medianFloat(overs))
+			w("\nThe %d channels ran at the same time in one slackask process (the limit is per channel); median over-minimum %+.1f %%.\n", len(r.RateLimit), median(overs))
 		}
 		w("\n")
-		med := medianFloat(overs)
+		med := median(overs)
 		measured := fmt.Sprintf("%+.1f %% over, none lost or duplicated", med)
 		if !clean {
 			measured = "not all posted exactly once"

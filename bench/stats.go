@@ -48,25 +48,13 @@ func medianLatency(runs []latency) latency {
 		out.N += r.N
 		p50, p99, mx = append(p50, r.P50), append(p99, r.P99), append(mx, r.Max)
 	}
-	out.P50, out.P99, out.Max = medianDur(p50), medianDur(p99), medianDur(mx)
+	out.P50, out.P99, out.Max = median(p50), median(p99), median(mx)
 	return out
 }
 
-// medianDur is the median (the mean of the middle two for an even count).
-func medianDur(xs []time.Duration) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func medianFloat(xs []float64) float64 {
+// median is the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median[T time.Duration | float64](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}
