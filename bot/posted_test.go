@@ -54,6 +54,12 @@ func TestClicksReadTheAskOnce(t *testing.T) {
 	if n := cs.gets.Load() - before; n != 0 {
 		t.Fatalf("second click read the ask %d times", n)
 	}
+	// The person's phone still shows the controls when the ask ends.
+	thaw, err := p.Freeze(chanID, a.TS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thaw()
 	if _, err := b.Withdraw(r.ctx(), ask.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -209,6 +209,11 @@ func TestCancel(t *testing.T) {
 func TestCallerWithdraws(t *testing.T) {
 	h := start(t)
 	ask := h.create(ask1(question("a", "Go?", "yes", "no")))
+	thaw, err := h.fake.Person(alice).Freeze(channel, ask.TS) // her phone has not refreshed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thaw()
 	var got interaction.Ask
 	if code := h.do("DELETE", "/v1/asks/"+ask.ID, nil, &got); code != 200 {
 		t.Fatalf("DELETE: %d", code)
@@ -223,13 +228,7 @@ func TestCallerWithdraws(t *testing.T) {
 		t.Fatalf("second DELETE: %d %+v", code, again)
 	}
 	// A click from a client still showing the old message is refused.
-	stale := map[string]any{
-		"type": "block_actions", "user": map[string]any{"id": alice, "username": "alice", "team_id": "T0FAKE"},
-		"team": map[string]any{"id": "T0FAKE"}, "api_app_id": "A0FAKE", "trigger_id": "1.2.3",
-		"container": map[string]any{"type": "message", "message_ts": ask.TS, "channel_id": channel},
-		"actions":   []map[string]any{{"type": "button", "action_id": "sa." + ask.ID + ".1.-1.submit", "block_id": "sa." + ask.ID + ".1.-1.controls"}},
-	}
-	if _, err := h.fake.Person(alice).Raw(ctxT(t), stale); err != nil {
+	if _, err := h.fake.Person(alice).Click(ctxT(t), channel, ask.TS, control(-1, "cancel")); err != nil {
 		t.Fatal(err)
 	}
 	h.waitEphemeral(alice, "withdrawn")
@@ -266,20 +265,17 @@ func TestLateClick(t *testing.T) {
 	ctx := ctxT(t)
 	ask := h.create(ask1(question("a", "Go?", "yes", "no"), question("b", "Why?")))
 	// Bob's client still shows the pending message; Alice submits first.
+	thaw, err := h.fake.Person(bob).Freeze(channel, ask.TS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thaw()
 	if _, err := h.fake.Person(alice).Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
 		t.Fatal(err)
 	}
 	first := h.waitAsk(ask.ID)
-	// Replay the click from the old message: the fake person acts on the
-	// current message, which no longer has controls, so craft it raw.
-	payload := map[string]any{
-		"type": "block_actions", "user": map[string]any{"id": bob, "username": "bob", "team_id": "T0FAKE"},
-		"team": map[string]any{"id": "T0FAKE"}, "api_app_id": "A0FAKE", "trigger_id": "1.2.3",
-		"container": map[string]any{"type": "message", "message_ts": ask.TS, "channel_id": channel},
-		"channel":   map[string]any{"id": channel}, "message": map[string]any{"ts": ask.TS},
-		"actions": []map[string]any{{"type": "button", "action_id": "sa." + ask.ID + ".1.-1.cancel", "block_id": "sa." + ask.ID + ".1.-1.controls", "value": "cancel"}},
-	}
-	if _, err := h.fake.Person(bob).Raw(ctx, payload); err != nil {
+	h.waitEnded(first)
+	if _, err := h.fake.Person(bob).Click(ctx, channel, ask.TS, control(-1, "cancel")); err != nil {
 		t.Fatal(err)
 	}
 	h.waitEphemeral(bob, "already answered")

@@ -27,6 +27,7 @@ type Person struct {
 	// guarded by s.mu
 	viewMark int
 	confirms []Confirm
+	frozen   map[string][]any // msgKey → blocks the person's client still shows
 }
 
 // Confirm records a confirmation dialog the person was shown (and accepted).
@@ -80,8 +81,12 @@ func (p *Person) messageSurfaceLocked(channelID, ts string) (*surface, error) {
 		return nil, fmt.Errorf("%w: channel %q", ErrNotFound, channelID)
 	}
 	if m := s.findMsgLocked(ch.ID, ts); m != nil {
-		st := s.stateLocked(p.id, msgKey(ch.ID, ts), m.blocks)
-		return &surface{channel: ch, msg: m.Message, blocks: m.blocks, state: st}, nil
+		blocks := m.blocks
+		if held, ok := p.frozen[msgKey(ch.ID, ts)]; ok {
+			blocks = held
+		}
+		st := s.stateLocked(p.id, msgKey(ch.ID, ts), blocks)
+		return &surface{channel: ch, msg: m.Message, blocks: blocks, state: st}, nil
 	}
 	e, ok := s.findEphemeralLocked(p.id, ch.ID, ts)
 	if !ok {
@@ -92,6 +97,38 @@ func (p *Person) messageSurfaceLocked(channelID, ts string) (*surface, error) {
 	st := s.stateLocked(p.id, ephKey(ch.ID, ts), blocks)
 	msg := Message{Channel: ch.ID, TS: e.TS, Text: e.Text}
 	return &surface{channel: ch, msg: msg, ephemeral: true, blocks: blocks, state: st}, nil
+}
+
+// Freeze makes the person's client keep showing the message channel/ts as
+// it is now, as a phone that has not yet received an update does: until
+// thaw is called, Select, Clear and Click act on these blocks even after
+// chat.update changed or emptied the message, and Slack still delivers the
+// payloads. Errors: ErrNotFound (no such message), ErrUnknownUser.
+func (p *Person) Freeze(channel, ts string) (thaw func(), err error) {
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := p.userLocked(); err != nil {
+		return nil, err
+	}
+	ch := s.ws.resolveChannel(channel)
+	if ch == nil {
+		return nil, fmt.Errorf("%w: channel %q", ErrNotFound, channel)
+	}
+	m := s.findMsgLocked(ch.ID, ts)
+	if m == nil {
+		return nil, fmt.Errorf("%w: message %s in %s", ErrNotFound, ts, ch.ID)
+	}
+	key := msgKey(ch.ID, ts)
+	if p.frozen == nil {
+		p.frozen = make(map[string][]any)
+	}
+	p.frozen[key] = m.blocks
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(p.frozen, key)
+	}, nil
 }
 
 // act runs prepare under the lock and delivers the payload it returns (a

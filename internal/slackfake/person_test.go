@@ -485,3 +485,37 @@ func TestSelectInView(t *testing.T) {
 		t.Fatalf("submission state %+v", sub.View.State.Values)
 	}
 }
+
+// A frozen message keeps its old controls for the person until thawed,
+// while everyone else sees the update.
+func TestPersonFreeze(t *testing.T) {
+	srv := newServer(t, Config{})
+	b := startBot(t, srv, askBot)
+	ts := postAsk(t, srv)
+	alice, bob := srv.Person("U1"), srv.Person("U2")
+	ctx := testCtx(t)
+	if _, err := alice.Freeze("C1", "9.9"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("freeze of a missing message: %v", err)
+	}
+	thaw, err := alice.Freeze("C1", ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := rawCall(t, srv, "chat.update", url.Values{"channel": {"C1"}, "ts": {ts}, "text": {"Ended"}, "blocks": {`[]`}})
+	if body["ok"] != true {
+		t.Fatalf("update: %v", body)
+	}
+	if _, err := bob.Click(ctx, "C1", ts, ByActionID("ask1:skip")); !errors.Is(err, ErrNoMatch) {
+		t.Fatalf("bob clicked a control the update removed: %v", err)
+	}
+	if _, err := alice.Click(ctx, "C1", ts, ByActionID("ask1:skip")); err != nil {
+		t.Fatalf("frozen click: %v", err)
+	}
+	if cb := b.next(t); cb.ActionCallback.BlockActions[0].ActionID != "ask1:skip" || cb.Container.MessageTs != ts {
+		t.Fatalf("frozen click payload: %+v", cb)
+	}
+	thaw()
+	if _, err := alice.Click(ctx, "C1", ts, ByActionID("ask1:skip")); !errors.Is(err, ErrNoMatch) {
+		t.Fatalf("thawed click: %v", err)
+	}
+}
