@@ -232,11 +232,12 @@ func TestCorruptRow(t *testing.T) {
 		}
 	}
 	// Break two rows behind the store's back (through its own write
-	// connection, which is allowed to write).
-	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "bad", "status": ' WHERE id = 'bad'`); err != nil {
+	// connection, which is allowed to write), as a writer does: with a new
+	// version, which tells Update that its cached copy is old.
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "bad", "status": ', version = version + 1 WHERE id = 'bad'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "other"}' WHERE id = 'wrong-id'`); err != nil {
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "other"}', version = version + 1 WHERE id = 'wrong-id'`); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"bad", "wrong-id"} {
@@ -440,5 +441,61 @@ func TestIdleCheckpoint(t *testing.T) {
 			t.Fatal("the WAL was not checkpointed while the writer was idle")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Whatever an Update changes, the queried columns end up as a fresh
+// insert of the record would write them, including when only the record
+// itself changes and the indexes are left alone.
+func TestUpdateKeepsQueriedColumns(t *testing.T) {
+	s := openAt(t, tempPath(t))
+	ctx := t.Context()
+	base := time.Unix(1_700_000_000, 0)
+	columns := func(id string) string {
+		var status string
+		var created, ended, remind sql.NullInt64
+		var synced int
+		err := s.r.QueryRowContext(ctx, "SELECT status, created_at, ended_at, synced, remind_at FROM asks WHERE id = ?", id).
+			Scan(&status, &created, &ended, &synced, &remind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(status, created, ended, synced, remind)
+	}
+	want := func(r store.Record) string {
+		n := func(v any) sql.NullInt64 {
+			if v == nil {
+				return sql.NullInt64{}
+			}
+			return sql.NullInt64{Int64: v.(int64), Valid: true}
+		}
+		return fmt.Sprint(string(r.Status), n(nanos(r.CreatedAt)), n(nullNanos(r.EndedAt)), boolInt(r.Synced), n(nullZeroNanos(r.RemindAt)))
+	}
+	ended := base.Add(time.Hour)
+	for _, tc := range []struct {
+		name   string
+		change func(*store.Record)
+	}{
+		{"record only", func(r *store.Record) { r.Rev++ }},
+		{"status", func(r *store.Record) { r.Status = interaction.StatusAnswered }},
+		{"ended_at", func(r *store.Record) { r.EndedAt = &ended }},
+		{"synced", func(r *store.Record) { r.Synced = !r.Synced }},
+		{"created_at", func(r *store.Record) { r.CreatedAt = r.CreatedAt.Add(time.Nanosecond) }},
+		{"remind_at", func(r *store.Record) { r.RemindAt = base.Add(time.Minute) }},
+		{"remind_at cleared", func(r *store.Record) { r.RemindAt = time.Time{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "a-" + strings.ReplaceAll(tc.name, " ", "-")
+			if _, _, err := s.Create(ctx, benchRecord(id, base)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Update(ctx, id, func(r *store.Record) error { tc.change(r); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, w := columns(id), want(got); c != w {
+				t.Fatalf("columns %s, want %s", c, w)
+			}
+		})
 	}
 }
