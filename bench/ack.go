@@ -150,6 +150,10 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 	if target == targetSlackask {
 		// Answer latency first, on a quiet process.
 		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
+		if p.pprofAddr != "" && os.Getenv("BENCH_TRACE") != "" {
+			path := filepath.Join(r.cfg.profileDir, "slackask-answer.trace")
+			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=3", path) }()
+		}
 		lat, click, err := answerSamples(ctx, fake, a, r.cfg.answers)
 		if err != nil {
 			return fmt.Errorf("answer latency: %w\n%s", err, p.tailText())
@@ -212,6 +216,9 @@ func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) (
 		if _, err := p.Select(ctx, m.channel, m.ts, control(1, "select"), "dev", "prod"); err != nil {
 			return out, fromClick, err
 		}
+		// A person takes far longer than this to reach Submit; without
+		// the pause the Submit would queue behind the picks' work.
+		time.Sleep(personPause)
 		t0 := time.Now()
 		if _, err := p.Click(ctx, m.channel, m.ts, control(-1, "submit")); err != nil {
 			return out, fromClick, err
@@ -245,6 +252,10 @@ func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) (
 	return out, fromClick, nil
 }
 
+// personPause is the least time between a person's picks and their
+// Submit in answerSamples; people take hundreds of milliseconds.
+const personPause = 20 * time.Millisecond
+
 // pollResult is what a long-polling caller received, and when.
 type pollResult struct {
 	ask interaction.Ask
@@ -256,8 +267,8 @@ type pollResult struct {
 func poll(ctx context.Context, a *api, id string, d time.Duration) <-chan pollResult {
 	ch := make(chan pollResult, 1)
 	go func() {
-		ask, _, err := a.do(ctx, "GET", fmt.Sprintf("/v1/asks/%s?wait=%s", id, d), nil)
-		ch <- pollResult{ask: ask, at: time.Now(), err: err}
+		ask, _, at, err := a.doAt(ctx, "GET", fmt.Sprintf("/v1/asks/%s?wait=%s", id, d), nil)
+		ch <- pollResult{ask: ask, at: at, err: err}
 	}()
 	return ch
 }

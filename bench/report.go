@@ -159,7 +159,7 @@ func (r *report) markdown() string {
 		if len(a.answers) > 0 {
 			ans := medianLatency(a.answers)
 			w("### Answer latency (ms)\n\n")
-			w("The Submit payload leaves the fake (written to the socket) → the caller long-polling `GET /v1/asks/{id}?wait` has the answer; %d asks per repetition, one after another, each after a pick in both selects. The second row starts earlier, when the person presses Submit: it adds the fake building the payload from the person's client state (Slack's work, done here on the same two cores).\n\n", a.answers[0].N)
+			w("The Submit payload leaves the fake (written to the socket) → the caller long-polling `GET /v1/asks/{id}?wait` has read the whole response (before decoding it); %d asks per repetition, one after another, each after a pick in both selects and a pause of %v before Submit (people take far longer; without it the Submit queued behind the picks' own work). The second row starts earlier, when the person presses Submit: it adds the fake building the payload from the person's client state (Slack's work, done here on the same two cores).\n\n", a.answers[0].N, personPause)
 			w("| from | asks | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n| Submit payload sent | %d | %s | %s | %s |\n", ans.N, ms(ans.P50), ms(ans.P99), ms(ans.Max))
 			if len(a.answersClick) > 0 {
 				c := medianLatency(a.answersClick)

@@ -374,36 +374,43 @@ func newAPI(base string, conns int) *api {
 func (a *api) close() { a.c.CloseIdleConnections() }
 
 func (a *api) do(ctx context.Context, method, path string, body any) (interaction.Ask, int, error) {
+	ask, code, _, err := a.doAt(ctx, method, path, body)
+	return ask, code, err
+}
+
+// doAt is do that also returns when the whole response had been read,
+// before it was decoded.
+func (a *api) doAt(ctx context.Context, method, path string, body any) (ask interaction.Ask, code int, at time.Time, err error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return interaction.Ask{}, 0, err
+			return ask, 0, at, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
 	if err != nil {
-		return interaction.Ask{}, 0, err
+		return ask, 0, at, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.c.Do(req)
 	if err != nil {
-		return interaction.Ask{}, 0, err
+		return ask, 0, at, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
+	at = time.Now()
 	if err != nil {
-		return interaction.Ask{}, resp.StatusCode, err
+		return ask, resp.StatusCode, at, err
 	}
-	var ask interaction.Ask
 	if resp.StatusCode/100 == 2 {
 		if err := json.Unmarshal(raw, &ask); err != nil {
-			return ask, resp.StatusCode, fmt.Errorf("decode %s: %w", raw, err)
+			return ask, resp.StatusCode, at, fmt.Errorf("decode %s: %w", raw, err)
 		}
-		return ask, resp.StatusCode, nil
+		return ask, resp.StatusCode, at, nil
 	}
-	return ask, resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
+	return ask, resp.StatusCode, at, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
 }
 
 func (a *api) create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {

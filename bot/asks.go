@@ -227,9 +227,9 @@ func (b *Bot) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 // Notify implements httpapi.Notifier: fn is called once, by the goroutine
 // that ends the ask, right after the end is stored, with the ask as it
 // ended (shared by every waiter: read-only) and the bot's waiter lock held
-// (fn must return at once and not call the bot). For an ask
-// that is unknown or has already ended fn is never called: callers Get the
-// ask after Notify. cancel forgets fn and may be called more than once.
+// (fn must return within a millisecond or so and not call the bot). For an
+// ask that is unknown or has already ended fn is never called: callers Get
+// the ask after Notify. cancel forgets fn and may be called more than once.
 func (b *Bot) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
 	return b.waiters.register(id, &waiter{fn: fn})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -70,8 +71,19 @@ func (s idemNotifySvc) CreateIdempotent(ctx context.Context, in interaction.AskI
 // away are noticed within 10ms.
 func serveAPI(t *testing.T, api *Server) *httptest.Server {
 	t.Helper()
+	return serveAPIOn(t, api, nil)
+}
+
+// serveAPIOn is serveAPI on ln (nil: a new loopback listener).
+func serveAPIOn(t *testing.T, api *Server, ln net.Listener) *httptest.Server {
+	t.Helper()
 	api.sweepEvery = 10 * time.Millisecond
-	ts := httptest.NewServer(api)
+	ts := httptest.NewUnstartedServer(api)
+	if ln != nil {
+		ts.Listener.Close()
+		ts.Listener = ln
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -661,4 +673,74 @@ func TestParkingBurstCollects(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	}
+}
+
+// smallSendBuffers is a listener whose connections have a 4 KB send
+// buffer, so that an answer of a few MB fills the kernel's buffers.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+func mustListen(t *testing.T) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// An answer the kernel cannot take at once (a caller that does not read,
+// an answer larger than the socket buffers) does not hold up the goroutine
+// that ends the ask: the callback returns and a goroutine finishes the
+// write, which then arrives whole.
+func TestParkedSlowReaderDoesNotBlockTheEnd(t *testing.T) {
+	f := newFake()
+	api := New(notifySvc{f}, Options{Logger: zerolog.Nop()})
+	createOne(f, api)
+	big := strings.Repeat("x", 4<<20)
+	f.mu.Lock()
+	f.asks["ask-1"].ask.Questions[0].Detail = big
+	f.mu.Unlock()
+	ts := serveAPIOn(t, api, smallSendBuffers{mustListen(t)})
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /v1/asks/ask-1?wait=1m HTTP/1.1\r\nHost: slackask\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "parked", func() bool { return api.parkedCount() == 1 })
+	ended := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		f.end("ask-1", interaction.StatusAnswered)
+		ended <- time.Since(start)
+	}()
+	select {
+	case d := <-ended:
+		t.Logf("the end returned after %v", d)
+	case <-time.After(5 * time.Second): // a blocked write would wait for the reader
+		t.Fatal("ending the ask waited for a caller that does not read")
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got interaction.Ask
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || got.Status != interaction.StatusAnswered || got.Questions[0].Detail != big {
+		t.Fatalf("status %d, ask %s with a detail of %d bytes", resp.StatusCode, got.Status, len(got.Questions[0].Detail))
+	}
+	eventually(t, "unparked", func() bool { return api.parkedCount() == 0 })
 }
