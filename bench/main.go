@@ -73,7 +73,7 @@ func fullConfig() config {
 		reps: 3, rates: []int{100, 500, 1000, 2000}, ackDur: 6 * time.Second, warmup: time.Second, pause: 500 * time.Millisecond,
 		ackAsks: 100, answers: 300,
 		levels: []int{1000, 10000, 50000}, pollers: 10000, restartAt: 10000, settle: 3 * time.Second,
-		ackCheckDur: 5 * time.Second, scaleAnswers: 200, createConc: 16,
+		ackCheckDur: 5 * time.Second, scaleAnswers: 500, createConc: 16,
 		economyAsks: 20, rlAsks: 200, rlChannels: 3,
 	}
 }

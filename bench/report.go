@@ -194,6 +194,9 @@ func (r *report) markdown() string {
 				targets = append(targets, tgt(fmt.Sprintf("answer p99 < 5 ms at %d pending", l.Pending), ms(l.Answer.P99)+" ms", l.Answer.P99 < targetAnswerP99))
 			}
 		}
+		if len(r.Scale) > 0 {
+			w("\nOne process and one pass per row. Acks: the select changes of the ack benchmark at %d/s for %v over the pending asks. Answers: %d asks answered as in \"Answer latency\", while everything else stays open.\n", ackCheckRate, r.cfg.ackCheckDur, r.Scale[0].Answer.N)
+		}
 		w("\n")
 	}
 
