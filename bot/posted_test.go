@@ -94,11 +94,11 @@ func TestPostedCache(t *testing.T) {
 	if _, ok := c.get("a"); ok {
 		t.Fatal("dropped ask still cached")
 	}
-	for i := range postedCacheSize + 10 {
+	for i := range store.DefaultCacheSize + 10 {
 		c.put(rec(fmt.Sprint(i), "1.2", interaction.StatusPending))
 	}
-	if n := len(c.m); n != postedCacheSize {
-		t.Fatalf("%d entries, want %d", n, postedCacheSize)
+	if n := c.c.Len(); n != store.DefaultCacheSize {
+		t.Fatalf("%d entries, want %d", n, store.DefaultCacheSize)
 	}
 }
 

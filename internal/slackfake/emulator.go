@@ -86,12 +86,9 @@ func (p *Person) MessageState(channel, ts string) (json.RawMessage, error) {
 	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := p.userLocked(); err != nil {
+	ch, err := p.channelLocked(channel)
+	if err != nil {
 		return nil, err
-	}
-	ch := s.ws.resolveChannel(channel)
-	if ch == nil {
-		return nil, fmt.Errorf("%w: channel %q", ErrNotFound, channel)
 	}
 	var key string
 	var blocks []any

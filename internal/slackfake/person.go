@@ -72,6 +72,19 @@ func (p *Person) userLocked() (*user, error) {
 	return u, nil
 }
 
+// channelLocked checks that the person is a user of the workspace and
+// resolves name to its channel. Errors: ErrUnknownUser, ErrNotFound.
+func (p *Person) channelLocked(name string) (*channel, error) {
+	if _, err := p.userLocked(); err != nil {
+		return nil, err
+	}
+	ch := p.s.ws.resolveChannel(name)
+	if ch == nil {
+		return nil, fmt.Errorf("%w: channel %q", ErrNotFound, name)
+	}
+	return ch, nil
+}
+
 // messageSurfaceLocked finds a message (or an ephemeral message of the
 // person) and the person's state for it.
 func (p *Person) messageSurfaceLocked(channelID, ts string) (*surface, error) {
@@ -108,12 +121,9 @@ func (p *Person) Freeze(channel, ts string) (thaw func(), err error) {
 	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := p.userLocked(); err != nil {
+	ch, err := p.channelLocked(channel)
+	if err != nil {
 		return nil, err
-	}
-	ch := s.ws.resolveChannel(channel)
-	if ch == nil {
-		return nil, fmt.Errorf("%w: channel %q", ErrNotFound, channel)
 	}
 	m := s.findMsgLocked(ch.ID, ts)
 	if m == nil {

@@ -1,18 +1,15 @@
 package sqlite
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
 )
 
-func TestRecordCache(t *testing.T) {
+// The cache shares no memory with what goes in or comes out.
+func TestRecordCacheCopies(t *testing.T) {
 	var c recordCache
-	if _, ok := c.get("a"); ok {
-		t.Fatal("the zero cache holds a record")
-	}
 	r := store.Record{Ask: interaction.Ask{ID: "a", Questions: []interaction.Question{{ID: "q"}}}, Progress: []interaction.Progress{{Selected: []string{"x"}}}}
 	c.put(r)
 	r.Questions[0].ID, r.Progress[0].Selected[0] = "changed", "changed"
@@ -28,14 +25,9 @@ func TestRecordCache(t *testing.T) {
 	if _, ok := c.get("a"); ok {
 		t.Fatal("dropped record still cached")
 	}
-	for i := range recordCacheSize + 50 {
-		c.put(store.Record{Ask: interaction.Ask{ID: fmt.Sprint(i)}})
-	}
-	if len(c.m) != recordCacheSize {
-		t.Fatalf("%d records cached, want at most %d", len(c.m), recordCacheSize)
-	}
+	c.put(r)
 	c.clear()
-	if len(c.m) != 0 {
-		t.Fatal("clear left records")
+	if _, ok := c.get("a"); ok {
+		t.Fatal("clear left a record")
 	}
 }
