@@ -190,6 +190,13 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 			return ctx.Err()
 		}
 	}
+	if target == targetSlackask && p.pprofAddr != "" {
+		// Everything slackask allocated since it started (alloc_space):
+		// mostly the loads above.
+		if err := p.fetch(ctx, "/debug/pprof/heap", filepath.Join(r.cfg.profileDir, "slackask-ack-heap.pprof")); err != nil {
+			r.logf("  heap profile: %v", err)
+		}
+	}
 	return nil
 }
 

@@ -93,7 +93,7 @@ func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 }
 
 // belongs reports whether a block_actions payload legitimately targets rec.
-func belongs(cb slack.InteractionCallback, rec store.Record) bool {
+func belongs(cb *slack.InteractionCallback, rec store.Record) bool {
 	if cb.Type != slack.InteractionTypeBlockActions || cb.Team.ID != fuzzTeam ||
 		cb.Container.ChannelID != rec.Channel || cb.Container.MessageTs != rec.TS {
 		return false

@@ -28,7 +28,7 @@ type job struct {
 
 // route decides, without I/O, the ack of an interactive payload and the
 // work it calls for.
-func (b *Bot) route(ctx context.Context, cb slack.InteractionCallback) (ack any, jobs []job) {
+func (b *Bot) route(ctx context.Context, cb *slack.InteractionCallback) (ack any, jobs []job) {
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		return nil, b.blockActionJobs(ctx, cb)
@@ -43,7 +43,7 @@ func (b *Bot) route(ctx context.Context, cb slack.InteractionCallback) (ack any,
 	}
 }
 
-func (b *Bot) blockActionJobs(ctx context.Context, cb slack.InteractionCallback) []job {
+func (b *Bot) blockActionJobs(ctx context.Context, cb *slack.InteractionCallback) []job {
 	var jobs []job
 	for _, a := range cb.ActionCallback.BlockActions {
 		if a == nil {
@@ -69,7 +69,7 @@ func (b *Bot) blockActionJobs(ctx context.Context, cb slack.InteractionCallback)
 // to it and that the person may act. On refusal it tells the person why
 // (ephemerally) and returns false. With cached, the record may come from
 // b.posted: its progress is empty, the rest as posted.
-func (b *Bot) admit(ctx context.Context, cb slack.InteractionCallback, askID string, fromMessage, cached bool) (store.Record, bool) {
+func (b *Bot) admit(ctx context.Context, cb *slack.InteractionCallback, askID string, fromMessage, cached bool) (store.Record, bool) {
 	rec, ok := store.Record{}, false
 	if cached {
 		rec, ok = b.posted.get(askID)
@@ -123,7 +123,7 @@ func (b *Bot) loadPosted(ctx context.Context, id string) (store.Record, error) {
 }
 
 // mismatch returns why a payload does not belong to rec, or "".
-func (b *Bot) mismatch(cb slack.InteractionCallback, rec store.Record, fromMessage bool) string {
+func (b *Bot) mismatch(cb *slack.InteractionCallback, rec store.Record, fromMessage bool) string {
 	switch {
 	case cb.User.ID == "":
 		return "no user"
@@ -137,7 +137,7 @@ func (b *Bot) mismatch(cb slack.InteractionCallback, rec store.Record, fromMessa
 	return ""
 }
 
-func (b *Bot) onAction(ctx context.Context, cb slack.InteractionCallback, a slack.BlockAction, ref blocks.Ref) {
+func (b *Bot) onAction(ctx context.Context, cb *slack.InteractionCallback, a slack.BlockAction, ref blocks.Ref) {
 	rec, ok := b.admit(ctx, cb, ref.AskID, true, true)
 	if !ok {
 		return

@@ -24,7 +24,7 @@ func envelopeFrame(tb testing.TB) []byte {
 
 // decodeInteractive decodes payload as the bot does, in an interactive
 // envelope.
-func decodeInteractive(payload []byte) (slack.InteractionCallback, error) {
+func decodeInteractive(payload []byte) (*slack.InteractionCallback, error) {
 	frame := append([]byte(`{"envelope_id":"e1","type":"interactive","payload":`), payload...)
 	_, cb, err := decodeEnvelope(append(frame, '}'))
 	return cb, err
@@ -32,7 +32,7 @@ func decodeInteractive(payload []byte) (slack.InteractionCallback, error) {
 
 // readFields is what the bot reads from a callback; decodeEnvelope must
 // give the same as slack-go's full decode.
-func readFields(cb slack.InteractionCallback) map[string]any {
+func readFields(cb *slack.InteractionCallback) map[string]any {
 	return map[string]any{
 		"type": cb.Type, "user": cb.User.ID, "name": cb.User.Name, "team": cb.Team.ID, "app": cb.APIAppID,
 		"container": cb.Container, "trigger": cb.TriggerID, "actions": cb.ActionCallback.BlockActions,
@@ -59,7 +59,7 @@ func TestDecodePayloadMatchesSlackGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w, g := readFields(want), readFields(got); !reflect.DeepEqual(w, g) {
+			if w, g := readFields(&want), readFields(got); !reflect.DeepEqual(w, g) {
 				t.Fatalf("decodeEnvelope differs from slack-go:\n got %+v\nwant %+v", g, w)
 			}
 		})
@@ -90,6 +90,10 @@ func TestEnvelopeID(t *testing.T) {
 		{"hello", `{"type":"hello","num_connections":1,"connection_info":{"app_id":"A1"}}`, ""},
 		{"not a string", `{"envelope_id":7}`, ""},
 		{"escaped", `{"envelope_id":"a\"b"}`, `a"b`},
+		{"not ascii", `{"envelope_id":"é1"}`, "é1"},
+		{"not utf-8", "{\"envelope_id\":\"\xff\"}", "\ufffd"},
+		{"unterminated", `{"envelope_id":"e1`, ""},
+		{"spaced", `{ "envelope_id" : "e3" }`, "e3"},
 		{"array", `["envelope_id","e"]`, ""},
 		{"truncated", `{"type":"interactive","payload":{"a":`, ""},
 		{"empty", ``, ""},

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,13 +81,48 @@ func (c *socketConn) ack(id string, payload any) error {
 
 func (c *socketConn) close() { c.once.Do(func() { _ = c.ws.Close() }) }
 
+// framePool holds the buffers frames are read into: a frame read whole
+// with ReadMessage cost ~16 KB of allocation (io.ReadAll doubling up to a
+// 5 KB payload), a quarter of all the bot allocated per envelope.
+var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledFrame: a buffer grown past this by a rare huge frame is left
+// to the garbage collector rather than kept.
+const maxPooledFrame = 256 << 10
+
+// readFrame reads the next data frame into a pooled buffer, which the
+// caller hands back with releaseFrame once nothing refers to its bytes.
+// It returns the connection's read error (a frame over the read limit is
+// one).
+func readFrame(ws *websocket.Conn) (*bytes.Buffer, error) {
+	_, r, err := ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	buf := framePool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		releaseFrame(buf)
+		return nil, err
+	}
+	return buf, nil
+}
+
+// releaseFrame returns a frame's buffer to the pool; buf must not be used
+// after.
+func releaseFrame(buf *bytes.Buffer) {
+	if buf != nil && buf.Cap() <= maxPooledFrame {
+		framePool.Put(buf)
+	}
+}
+
 // inbound is an envelope read from a connection, on its way to the
 // dispatcher; closeConn instead asks the dispatcher to close conn once
 // everything read from it before has been handled (and acked).
 type inbound struct {
 	conn      *socketConn
 	id        string
-	frame     []byte
+	frame     *bytes.Buffer // from readFrame; the dispatcher releases it
 	acked     bool
 	closeConn bool
 }
@@ -213,20 +249,23 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 		return err
 	})
 	for {
-		_, frame, err := ws.ReadMessage()
+		buf, err := readFrame(ws)
 		if err != nil {
 			return fmt.Errorf("socket mode read: %w", err)
 		}
 		alive()
+		frame := buf.Bytes()
 		id := envelopeID(frame)
 		if id == "" {
-			if err := b.onControlFrame(frame); err != nil {
+			err := b.onControlFrame(frame)
+			releaseFrame(buf)
+			if err != nil {
 				return err
 			}
 			continue
 		}
 		b.stats.Envelopes.Add(1)
-		f := inbound{conn: c, id: id, frame: frame}
+		f := inbound{conn: c, id: id, frame: buf}
 		if !mayNeedAckPayload(frame) {
 			if err := c.ack(id, nil); err != nil {
 				b.log.Warn().Err(err).Msg("ack failed")
@@ -236,6 +275,7 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 		select {
 		case in <- f:
 		case <-ctx.Done():
+			releaseFrame(buf)
 			return ctx.Err()
 		}
 	}
@@ -274,11 +314,13 @@ func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
 	}
 	if !behind {
 		if !b.slots.acquire(ctx) {
+			releaseFrame(f.frame)
 			b.ackLate(f, nil)
 			return
 		}
 	}
-	typ, cb, err := decodeEnvelope(f.frame)
+	typ, cb, err := decodeEnvelope(f.frame.Bytes())
+	releaseFrame(f.frame) // the callback holds copies, not the frame's bytes
 	if !behind {
 		b.slots.release()
 	}
