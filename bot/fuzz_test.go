@@ -93,12 +93,12 @@ func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 }
 
 // belongs reports whether a block_actions payload legitimately targets rec.
-func belongs(cb *slack.InteractionCallback, rec store.Record) bool {
+func belongs(cb *callback, rec store.Record) bool {
 	if cb.Type != slack.InteractionTypeBlockActions || cb.Team.ID != fuzzTeam ||
 		cb.Container.ChannelID != rec.Channel || cb.Container.MessageTs != rec.TS {
 		return false
 	}
-	for _, a := range cb.ActionCallback.BlockActions {
+	for _, a := range cb.blockActions {
 		if a != nil && strings.HasPrefix(a.ActionID, "sa."+rec.ID+".") {
 			return true
 		}
@@ -144,5 +144,41 @@ func resetFuzzAsks(tb testing.TB, st store.Store) {
 		}); err != nil {
 			tb.Fatal(err)
 		}
+	}
+}
+
+// TestSubmitWithBadStateEndsNothing: the state of a block_actions payload
+// is decoded only when its Submit is handled; a state that does not decode
+// then ends nothing (the same Submit with a good state answers).
+func TestSubmitWithBadStateEndsNothing(t *testing.T) {
+	b, st := fuzzBot(t)
+	ctx := context.Background()
+	submit := payloadSeeds[1]
+	for _, c := range []struct {
+		name, state string
+		want        interaction.Status
+	}{
+		{"state values a list", `{"values":[1]}`, interaction.StatusPending},
+		{"state a number", `7`, interaction.StatusPending},
+		{"good state", `{"values":{}}`, interaction.StatusAnswered},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resetFuzzAsks(t, st)
+			cb, err := decodeInteractive([]byte(strings.Replace(submit, `"actions":`, `"state":`+c.state+`,"actions":`, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, jobs := b.route(ctx, cb)
+			for _, j := range jobs {
+				j.fn()
+			}
+			rec, err := st.Get(ctx, fuzzAsk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status != c.want {
+				t.Fatalf("status %s, want %s", rec.Status, c.want)
+			}
+		})
 	}
 }

@@ -28,7 +28,7 @@ type job struct {
 
 // route decides, without I/O, the ack of an interactive payload and the
 // work it calls for.
-func (b *Bot) route(ctx context.Context, cb *slack.InteractionCallback) (ack any, jobs []job) {
+func (b *Bot) route(ctx context.Context, cb *callback) (ack any, jobs []job) {
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		return nil, b.blockActionJobs(ctx, cb)
@@ -43,9 +43,9 @@ func (b *Bot) route(ctx context.Context, cb *slack.InteractionCallback) (ack any
 	}
 }
 
-func (b *Bot) blockActionJobs(ctx context.Context, cb *slack.InteractionCallback) []job {
+func (b *Bot) blockActionJobs(ctx context.Context, cb *callback) []job {
 	var jobs []job
-	for _, a := range cb.ActionCallback.BlockActions {
+	for _, a := range cb.blockActions {
 		if a == nil {
 			continue
 		}
@@ -69,7 +69,7 @@ func (b *Bot) blockActionJobs(ctx context.Context, cb *slack.InteractionCallback
 // to it and that the person may act. On refusal it tells the person why
 // (ephemerally) and returns false. With cached, the record may come from
 // b.posted: its progress is empty, the rest as posted.
-func (b *Bot) admit(ctx context.Context, cb *slack.InteractionCallback, askID string, fromMessage, cached bool) (store.Record, bool) {
+func (b *Bot) admit(ctx context.Context, cb *callback, askID string, fromMessage, cached bool) (store.Record, bool) {
 	rec, ok := store.Record{}, false
 	if cached {
 		rec, ok = b.posted.get(askID)
@@ -123,7 +123,7 @@ func (b *Bot) loadPosted(ctx context.Context, id string) (store.Record, error) {
 }
 
 // mismatch returns why a payload does not belong to rec, or "".
-func (b *Bot) mismatch(cb *slack.InteractionCallback, rec store.Record, fromMessage bool) string {
+func (b *Bot) mismatch(cb *callback, rec store.Record, fromMessage bool) string {
 	switch {
 	case cb.User.ID == "":
 		return "no user"
@@ -137,12 +137,12 @@ func (b *Bot) mismatch(cb *slack.InteractionCallback, rec store.Record, fromMess
 	return ""
 }
 
-func (b *Bot) onAction(ctx context.Context, cb *slack.InteractionCallback, a slack.BlockAction, ref blocks.Ref) {
+func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, ref blocks.Ref) {
 	rec, ok := b.admit(ctx, cb, ref.AskID, true, true)
 	if !ok {
 		return
 	}
-	by := &interaction.User{ID: cb.User.ID, Name: userName(cb.User)}
+	by := &interaction.User{ID: cb.User.ID, Name: cb.User.Name}
 	var err error
 	switch ref.Kind {
 	case blocks.KindSelect:
@@ -150,7 +150,10 @@ func (b *Bot) onAction(ctx context.Context, cb *slack.InteractionCallback, a sla
 	case blocks.KindSkip:
 		err = b.onProgress(ctx, rec, ref.Question, interaction.Progress{Skipped: true}, by)
 	case blocks.KindSubmit:
-		_, err = b.answer(ctx, rec.ID, by, cb.BlockActionState)
+		var state *slack.BlockActionStates
+		if state, err = cb.blockState(); err == nil {
+			_, err = b.answer(ctx, rec.ID, by, state)
+		}
 	case blocks.KindCancel:
 		_, err = b.end(ctx, rec.ID, ending{status: interaction.StatusCancelled, by: by,
 			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(by))})
@@ -276,13 +279,6 @@ func setProgress(ps []interaction.Progress, n, q int, p interaction.Progress) []
 	}
 	ps[q] = p
 	return ps
-}
-
-func userName(u slack.User) string {
-	if u.Name != "" {
-		return u.Name
-	}
-	return u.Profile.DisplayName
 }
 
 func displayName(u *interaction.User) string {

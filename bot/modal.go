@@ -57,7 +57,7 @@ func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 
 // openModal answers an "Other…" or "Details" click with views.open, right
 // away: the trigger id dies about 3 s after the click.
-func (b *Bot) openModal(ctx context.Context, cb *slack.InteractionCallback, ref blocks.Ref) {
+func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
 	rec, ok := b.admit(ctx, cb, ref.AskID, true, false) // the modal shows the progress
 	if !ok || ref.Question < 0 || ref.Question >= len(rec.Questions) {
 		return
@@ -85,7 +85,7 @@ type submission struct {
 // checkSubmission decides, without I/O, what to ack a view_submission
 // with: errors for blank or overlong text, nothing otherwise. It returns
 // the submission to act on, or nil.
-func (b *Bot) checkSubmission(cb *slack.InteractionCallback) (*submission, any) {
+func (b *Bot) checkSubmission(cb *callback) (*submission, any) {
 	if cb.View.CallbackID != blocks.CallbackOther {
 		return nil, nil
 	}
@@ -108,12 +108,12 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.CustomBlockID: msg})
 }
 
-func (b *Bot) onCustom(ctx context.Context, cb *slack.InteractionCallback, sub submission) {
+func (b *Bot) onCustom(ctx context.Context, cb *callback, sub submission) {
 	rec, ok := b.admit(ctx, cb, sub.meta.askID, false, true)
 	if !ok {
 		return
 	}
-	by := &interaction.User{ID: cb.User.ID, Name: userName(cb.User)}
+	by := &interaction.User{ID: cb.User.ID, Name: cb.User.Name}
 	err := b.onProgress(ctx, rec, sub.meta.q, interaction.Progress{Custom: sub.text}, by)
 	b.reportActionError(ctx, rec, cb.User.ID, err)
 }

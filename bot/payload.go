@@ -8,12 +8,14 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// payload is the part of an interactive payload the bot reads. Decoding
-// the whole payload into slack.InteractionCallback also builds the message
-// and the view it came from, block by block through slack-go's per-type
-// unmarshallers: 7 times the CPU of this (750 µs against 100 µs for the
-// README's three-question ask, measured by BenchmarkDecodePayload).
-type payload struct {
+// callback is the part of an interactive payload the bot reads, decoded
+// straight from the frame. Decoding the whole payload into
+// slack.InteractionCallback also builds the message and the view it came
+// from, block by block through slack-go's per-type unmarshallers: 7 times
+// the CPU of this (750 µs against 100 µs for the README's three-question
+// ask, measured by BenchmarkDecodePayload), and slack-go's struct alone is
+// 3.8 KB. Field names follow slack-go's where the bot reads the same thing.
+type callback struct {
 	Type slack.InteractionType `json:"type"`
 	User struct {
 		ID     string `json:"id"`
@@ -23,17 +25,23 @@ type payload struct {
 	Team struct {
 		ID string `json:"id"`
 	} `json:"team"`
-	APIAppID  string                   `json:"api_app_id"`
-	Container slack.Container          `json:"container"`
-	TriggerID string                   `json:"trigger_id"`
-	Actions   []*payloadAction         `json:"actions"`
-	State     *slack.BlockActionStates `json:"state"`
-	View      *struct {
+	APIAppID  string           `json:"api_app_id"`
+	Container slack.Container  `json:"container"`
+	TriggerID string           `json:"trigger_id"`
+	Actions   []*payloadAction `json:"actions"`
+	// State is a block_actions payload's state of the whole message, kept
+	// raw: only a Submit reads it (blockState), and most payloads are a
+	// select changing.
+	State json.RawMessage `json:"state"`
+	View  struct {
 		ID              string           `json:"id"`
 		CallbackID      string           `json:"callback_id"`
 		PrivateMetadata string           `json:"private_metadata"`
 		State           *slack.ViewState `json:"state"`
 	} `json:"view"`
+
+	// blockActions are the actions with a block_id, set by decodeEnvelope.
+	blockActions []*slack.BlockAction
 }
 
 // payloadAction is one of a payload's actions; BlockID, shallower than the
@@ -45,39 +53,40 @@ type payloadAction struct {
 
 // decodeEnvelope reads a Socket Mode frame in one pass: the envelope's
 // type and, for an interactive one, its payload as the callback the
-// routing works on, with the fields slack-go would set for the ones the bot
-// reads. It returns an error when the frame is not a JSON object of that
-// shape (the type is still set when it could be read).
-func decodeEnvelope(frame []byte) (typ string, cb *slack.InteractionCallback, err error) {
+// routing works on. It returns an error when the frame is not a JSON
+// object of that shape (the type is still set when it could be read).
+func decodeEnvelope(frame []byte) (typ string, cb *callback, err error) {
 	var env struct {
-		Type    string  `json:"type"`
-		Payload payload `json:"payload"`
+		Type    string   `json:"type"`
+		Payload callback `json:"payload"`
 	}
 	if err := json.Unmarshal(frame, &env); err != nil {
-		return env.Type, &slack.InteractionCallback{}, fmt.Errorf("decode envelope: %w", err)
+		return env.Type, &callback{}, fmt.Errorf("decode envelope: %w", err)
 	}
-	return env.Type, env.Payload.callback(), nil
-}
-
-func (p *payload) callback() *slack.InteractionCallback {
-	cb := &slack.InteractionCallback{Type: p.Type, APIAppID: p.APIAppID, Container: p.Container, TriggerID: p.TriggerID}
-	cb.User.ID, cb.User.Name, cb.User.TeamID = p.User.ID, p.User.Name, p.User.TeamID
-	cb.Team.ID = p.Team.ID
-	for _, a := range p.Actions {
+	cb = &env.Payload
+	for _, a := range cb.Actions {
 		// As slack-go: an action with a block_id is a block action; the
 		// others are attachment actions, which the bot never sends.
 		if a != nil && a.BlockID != nil {
 			a.BlockAction.BlockID = *a.BlockID
-			cb.ActionCallback.BlockActions = append(cb.ActionCallback.BlockActions, &a.BlockAction)
+			cb.blockActions = append(cb.blockActions, &a.BlockAction)
 		}
 	}
-	if p.Type == slack.InteractionTypeBlockActions {
-		cb.BlockActionState = p.State
+	return env.Type, cb, nil
+}
+
+// blockState decodes the state of a block_actions payload: nil for other
+// payloads and for one without a state, an error when it does not decode
+// as slack.BlockActionStates.
+func (cb *callback) blockState() (*slack.BlockActionStates, error) {
+	if cb.Type != slack.InteractionTypeBlockActions || len(cb.State) == 0 || string(cb.State) == "null" {
+		return nil, nil
 	}
-	if p.View != nil {
-		cb.View.ID, cb.View.CallbackID, cb.View.PrivateMetadata, cb.View.State = p.View.ID, p.View.CallbackID, p.View.PrivateMetadata, p.View.State
+	var st slack.BlockActionStates
+	if err := json.Unmarshal(cb.State, &st); err != nil {
+		return nil, fmt.Errorf("block_actions state: %w", err)
 	}
-	return cb
+	return &st, nil
 }
 
 var (

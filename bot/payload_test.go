@@ -24,19 +24,32 @@ func envelopeFrame(tb testing.TB) []byte {
 
 // decodeInteractive decodes payload as the bot does, in an interactive
 // envelope.
-func decodeInteractive(payload []byte) (*slack.InteractionCallback, error) {
+func decodeInteractive(payload []byte) (*callback, error) {
 	frame := append([]byte(`{"envelope_id":"e1","type":"interactive","payload":`), payload...)
 	_, cb, err := decodeEnvelope(append(frame, '}'))
 	return cb, err
 }
 
-// readFields is what the bot reads from a callback; decodeEnvelope must
-// give the same as slack-go's full decode.
-func readFields(cb *slack.InteractionCallback) map[string]any {
+// slackGoFields is what the bot reads from a payload, as slack-go's full
+// decode has it; callbackFields must give the same.
+func slackGoFields(cb *slack.InteractionCallback) map[string]any {
 	return map[string]any{
 		"type": cb.Type, "user": cb.User.ID, "name": cb.User.Name, "team": cb.Team.ID, "app": cb.APIAppID,
 		"container": cb.Container, "trigger": cb.TriggerID, "actions": cb.ActionCallback.BlockActions,
 		"state": cb.BlockActionState, "view": []any{cb.View.ID, cb.View.CallbackID, cb.View.PrivateMetadata, cb.View.State},
+	}
+}
+
+func callbackFields(tb testing.TB, cb *callback) map[string]any {
+	tb.Helper()
+	state, err := cb.blockState()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return map[string]any{
+		"type": cb.Type, "user": cb.User.ID, "name": cb.User.Name, "team": cb.Team.ID, "app": cb.APIAppID,
+		"container": cb.Container, "trigger": cb.TriggerID, "actions": cb.blockActions,
+		"state": state, "view": []any{cb.View.ID, cb.View.CallbackID, cb.View.PrivateMetadata, cb.View.State},
 	}
 }
 
@@ -59,7 +72,7 @@ func TestDecodePayloadMatchesSlackGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w, g := readFields(&want), readFields(got); !reflect.DeepEqual(w, g) {
+			if w, g := slackGoFields(&want), callbackFields(t, got); !reflect.DeepEqual(w, g) {
 				t.Fatalf("decodeEnvelope differs from slack-go:\n got %+v\nwant %+v", g, w)
 			}
 		})
@@ -76,6 +89,36 @@ func TestDecodePayloadRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, err := decodeInteractive([]byte(raw)); err == nil {
 				t.Fatal("decoded")
+			}
+		})
+	}
+}
+
+func TestBlockState(t *testing.T) {
+	for _, c := range []struct {
+		name, payload string
+		want          *slack.BlockActionStates
+		fails         bool
+	}{
+		{"select changed", `{"type":"block_actions","state":{"values":{"b":{"a":{"type":"static_select","selected_option":{"value":"1"}}}}}}`,
+			&slack.BlockActionStates{Values: map[string]map[string]slack.BlockAction{"b": {"a": {Type: "static_select", SelectedOption: slack.OptionBlockObject{Value: "1"}}}}}, false},
+		{"no state", `{"type":"block_actions"}`, nil, false},
+		{"null state", `{"type":"block_actions","state":null}`, nil, false},
+		{"not block_actions", `{"type":"view_submission","state":{"values":{}}}`, nil, false},
+		{"values a list", `{"type":"block_actions","state":{"values":[1]}}`, nil, true},
+		{"state a string", `{"type":"block_actions","state":"x"}`, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cb, err := decodeInteractive([]byte(c.payload))
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			got, err := cb.blockState()
+			if (err != nil) != c.fails {
+				t.Fatalf("blockState error %v, want failure %v", err, c.fails)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("blockState = %+v, want %+v", got, c.want)
 			}
 		})
 	}
