@@ -150,10 +150,12 @@ func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, r
 	case blocks.KindSkip:
 		err = b.onProgress(ctx, rec, ref.Question, interaction.Progress{Skipped: true}, by)
 	case blocks.KindSubmit:
-		var state *slack.BlockActionStates
-		if state, err = cb.blockState(); err == nil {
-			_, err = b.answer(ctx, rec.ID, by, state)
+		state, serr := cb.blockState()
+		if serr != nil { // as a payload that does not parse: nothing happens
+			b.log.Warn().Err(serr).Str("ask", rec.ID).Msg("submit whose state did not parse")
+			return
 		}
+		_, err = b.answer(ctx, rec.ID, by, state)
 	case blocks.KindCancel:
 		_, err = b.end(ctx, rec.ID, ending{status: interaction.StatusCancelled, by: by,
 			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(by))})
