@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/slack-go/slack"
 )
@@ -122,7 +123,8 @@ func envelopeID(frame []byte) string {
 		if err != nil {
 			return ""
 		}
-		if key == "envelope_id" {
+		// encoding/json (and so slack-go) matches keys case-insensitively.
+		if k, _ := key.(string); strings.EqualFold(k, "envelope_id") {
 			var id string
 			if dec.Decode(&id) != nil {
 				return ""

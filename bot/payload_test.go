@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/slack-go/slack"
@@ -133,6 +134,7 @@ func TestEnvelopeID(t *testing.T) {
 		{"hello", `{"type":"hello","num_connections":1,"connection_info":{"app_id":"A1"}}`, ""},
 		{"not a string", `{"envelope_id":7}`, ""},
 		{"escaped", `{"envelope_id":"a\"b"}`, `a"b`},
+		{"key in another case", `{"type":"interactive","Envelope_ID":"e4"}`, "e4"},
 		{"not ascii", `{"envelope_id":"é1"}`, "é1"},
 		{"not utf-8", "{\"envelope_id\":\"\xff\"}", "\ufffd"},
 		{"unterminated", `{"envelope_id":"e1`, ""},
@@ -202,13 +204,10 @@ func FuzzFastAck(f *testing.F) {
 	})
 }
 
-// hasDuplicateKeys reports whether the top-level object repeats a key
-// (json.Unmarshal keeps the last, envelopeID the first).
+// hasDuplicateKeys reports whether the top-level object repeats a key, up
+// to case as encoding/json matches keys (json.Unmarshal keeps the last,
+// envelopeID the first).
 func hasDuplicateKeys(frame []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(frame, &m) != nil {
-		return true
-	}
 	var keys []string
 	dec := json.NewDecoder(bytes.NewReader(frame))
 	if _, err := dec.Token(); err != nil {
@@ -225,7 +224,14 @@ func hasDuplicateKeys(frame []byte) bool {
 			return true
 		}
 	}
-	return len(keys) != len(m)
+	for i, k := range keys {
+		for _, other := range keys[:i] {
+			if strings.EqualFold(k, other) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func BenchmarkDecodePayload(b *testing.B) {
