@@ -80,6 +80,35 @@ func TestDecodePayloadMatchesSlackGo(t *testing.T) {
 	}
 }
 
+// TestCallbackOutlivesFrame: the reader's frame buffers are reused once the
+// payload is decoded (releaseFrame), so a callback must hold no bytes of its
+// frame: scribbling over the frame after decoding changes nothing in it.
+func TestCallbackOutlivesFrame(t *testing.T) {
+	frames := map[string][]byte{"fake's block_actions": envelopeFrame(t)}
+	for i, seed := range payloadSeeds {
+		frames["seed "+string(rune('1'+i))] = []byte(`{"envelope_id":"e1","type":"interactive","payload":` + seed + `}`)
+	}
+	for name, frame := range frames {
+		t.Run(name, func(t *testing.T) {
+			buf := bytes.Clone(frame)
+			_, cb, err := decodeEnvelope(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range buf {
+				buf[i] = 'x'
+			}
+			_, want, err := decodeEnvelope(frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := callbackFields(t, cb), callbackFields(t, want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("the callback changed with its frame:\n got %+v\nwant %+v", g, w)
+			}
+		})
+	}
+}
+
 func TestDecodePayloadRejects(t *testing.T) {
 	for name, raw := range map[string]string{
 		"not json":         `{"type":`,
