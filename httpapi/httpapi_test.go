@@ -586,7 +586,7 @@ func TestBadBodies(t *testing.T) {
 		{"agent type", `{"questions":[{"id":"q","question":"?"}],"agent":"me"}`, "agent"},
 		{"channel type", `{"questions":[{"id":"q","question":"?"}],"channel":5}`, "channel"},
 		{"timeout text", `{"questions":[{"id":"q","question":"?"}],"timeout":"soon"}`, `timeout: duration "soon"`},
-		{"timeout negative", `{"questions":[{"id":"q","question":"?"}],"timeout":-5}`, "timeout: duration must not be negative"},
+		{"timeout negative", `{"questions":[{"id":"q","question":"?"}],"timeout":-5}`, `timeout: duration "-5": must not be negative`},
 		{"timeout bool", `{"questions":[{"id":"q","question":"?"}],"timeout":true}`, "timeout: duration must be"},
 		{"remindAfter", `{"questions":[{"id":"q","question":"?"}],"remindAfter":"x"}`, "remindAfter"},
 	}

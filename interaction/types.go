@@ -103,25 +103,21 @@ type Duration time.Duration
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads a duration string or a number of seconds; it returns an
-// error for anything else or for a negative duration.
+// UnmarshalJSON reads a duration string or a number of seconds, as
+// ParseDuration does.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		var secs float64
-		if err2 := json.Unmarshal(b, &secs); err2 != nil {
+		var n json.Number
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
 			return fmt.Errorf("duration must be a string like \"10m\" or a number of seconds")
 		}
-		*d = Duration(secs * float64(time.Second))
-	} else {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
+		s = n.String()
 	}
-	if *d < 0 {
-		return fmt.Errorf("duration must not be negative")
+	v, err := ParseDuration(s)
+	if err != nil {
+		return err
 	}
+	*d = Duration(v)
 	return nil
 }

@@ -1,0 +1,266 @@
+package interaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxCustomLen is the most characters of "Other…" free text a person may
+// send for one question: the modal's max_length, checked again wherever
+// a payload is read, since payloads can be forged.
+const MaxCustomLen = 3000
+
+// MaxDuration bounds every duration a caller may give (timeouts, waits):
+// beyond it time.Duration arithmetic overflows.
+const MaxDuration = 100 * 365 * 24 * time.Hour
+
+// ParseDuration reads a duration as callers write it, in a query string,
+// a JSON field or a flag: a Go duration ("90s", "1h30m") or a number of
+// seconds ("90", "1.5"). It refuses NaN, infinities, negative values and
+// anything over MaxDuration, with a message naming the value.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, err := time.ParseDuration(s); err == nil {
+		return checkDuration(s, d)
+	}
+	secs, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		return 0, fmt.Errorf("duration %q: want a duration like \"10m\" or a number of seconds", s)
+	}
+	if secs < 0 {
+		return 0, fmt.Errorf("duration %q: must not be negative", s)
+	}
+	if secs > MaxDuration.Seconds() {
+		return 0, fmt.Errorf("duration %q: at most %s", s, MaxDuration)
+	}
+	return checkDuration(s, time.Duration(secs*float64(time.Second)))
+}
+
+func checkDuration(s string, d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("duration %q: must not be negative", s)
+	case d > MaxDuration:
+		return 0, fmt.Errorf("duration %q: at most %s", s, MaxDuration)
+	}
+	return d, nil
+}
+
+// Slack ids are a letter saying what they name followed by upper-case
+// letters and digits. These are the one syntax rule for them: a value that
+// fails is refused before it reaches Slack or a mention in a message.
+
+// IsUserID reports whether s looks like a Slack user id (U… or W…).
+func IsUserID(s string) bool { return slackID(s, "UW") }
+
+// IsUserGroupID reports whether s looks like a Slack user-group id (S…).
+func IsUserGroupID(s string) bool { return slackID(s, "S") }
+
+// IsResponderID reports whether s is a user or user-group id.
+func IsResponderID(s string) bool { return slackID(s, "UWS") }
+
+// IsConversationID reports whether s looks like a conversation id:
+// channel (C…), private channel or group DM (G…), or DM (D…).
+func IsConversationID(s string) bool { return slackID(s, "CGD") }
+
+func slackID(s, first string) bool {
+	if len(s) < 3 || len(s) > 32 || !strings.ContainsRune(first, rune(s[0])) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsMessageTS reports whether s looks like a Slack message timestamp
+// ("1700000000.000100").
+func IsMessageTS(s string) bool {
+	sec, frac, ok := strings.Cut(s, ".")
+	return ok && digits(sec, 12) && digits(frac, 9)
+}
+
+func digits(s string, most int) bool {
+	if len(s) == 0 || len(s) > most {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckFields reports the first object key of the JSON document data that
+// the Go value v (a pointer to a struct, as passed to json.Unmarshal) has
+// no field for, as an INVALID_QUESTION *Error naming its path
+// ("questions[0].optionz") and the nearest known name as a hint. Keys are
+// matched as encoding/json matches them (case-insensitively); fields of
+// type json.RawMessage, any or a map accept anything. It returns nil for
+// data that does not parse: json.Unmarshal reports that better.
+func CheckFields(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil
+	}
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return nil
+	}
+	return checkFields(doc, t, "")
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+func checkFields(doc any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // the type reads its own JSON
+	}
+	switch d := doc.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		fields := jsonFields(t)
+		keys := make([]string, 0, len(d))
+		for k := range d {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := lookupField(fields, k)
+			p := joinPath(path, k)
+			if !ok {
+				return unknownField(p, k, fields)
+			}
+			if err := checkFields(d[k], ft, p); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return nil
+		}
+		for i, e := range d {
+			if err := checkFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// jsonFields maps the JSON names of t's fields, embedded structs' fields
+// included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					if _, ok := out[k]; !ok {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func lookupField(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
+	if t, ok := fields[k]; ok {
+		return t, true
+	}
+	for name, t := range fields {
+		if strings.EqualFold(name, k) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func unknownField(path, key string, fields map[string]reflect.Type) error {
+	best, bestDist := "", 1<<30
+	for name := range fields {
+		d := editDistance(strings.ToLower(key), strings.ToLower(name))
+		if d < bestDist || d == bestDist && name < best {
+			best, bestDist = name, d
+		}
+	}
+	if best != "" && bestDist <= max(2, len(key)/3) {
+		return Errorf(InvalidQuestion, "%s: unknown field (did you mean %q?)", path, best)
+	}
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return Errorf(InvalidQuestion, "%s: unknown field (known: %s)", path, strings.Join(names, ", "))
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,84 @@
+package interaction
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseDuration(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"90s", 90 * time.Second}, {"1h30m", 90 * time.Minute}, {"90", 90 * time.Second},
+		{"1.5", 1500 * time.Millisecond}, {"0", 0}, {" 2m ", 2 * time.Minute},
+	} {
+		got, err := ParseDuration(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"NaN": "want a duration", "Inf": "want a duration", "-Inf": "want a duration",
+		"1e308": "at most", "-5s": "negative", "-1": "negative", "soon": "want a duration",
+		"": "want a duration", "1000000h": "at most",
+	} {
+		_, err := ParseDuration(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDuration(%q) error = %v, want it to say %q", in, err, want)
+		}
+	}
+}
+
+func TestSlackIDs(t *testing.T) {
+	for _, c := range []struct {
+		id                     string
+		user, group, conv, any bool
+	}{
+		{"U0DEV", true, false, false, true},
+		{"W012AB", true, false, false, true},
+		{"S0REVIEW", false, true, false, true},
+		{"C0123456789", false, false, true, false},
+		{"D01", false, false, true, false},
+		{"U1", false, false, false, false},
+		{"u0dev", false, false, false, false},
+		{"U0DEV\x00", false, false, false, false},
+		{"U" + strings.Repeat("A", 32), false, false, false, false},
+		{"", false, false, false, false},
+	} {
+		if IsUserID(c.id) != c.user || IsUserGroupID(c.id) != c.group || IsConversationID(c.id) != c.conv || IsResponderID(c.id) != c.any {
+			t.Errorf("%q: user %v group %v conv %v responder %v", c.id, IsUserID(c.id), IsUserGroupID(c.id), IsConversationID(c.id), IsResponderID(c.id))
+		}
+	}
+	for ts, ok := range map[string]bool{"1700000000.000100": true, "1.2": true, "1700000000": false, ".1": false, "1.": false, "1a.2": false} {
+		if IsMessageTS(ts) != ok {
+			t.Errorf("IsMessageTS(%q) = %v", ts, !ok)
+		}
+	}
+}
+
+func TestCheckFields(t *testing.T) {
+	var in AskInput
+	for body, want := range map[string]string{
+		`{"questions":[{"id":"a","question":"x","optionz":[{"label":"A"}]}]}`:                `questions[0].optionz: unknown field (did you mean "options"?)`,
+		`{"questions":[],"agnet":{"id":"x"}}`:                                                `agnet: unknown field (did you mean "agent"?)`,
+		`{"questions":[{"id":"a","question":"x","options":[{"label":"A","colour":"red"}]}]}`: `questions[0].options[0].colour: unknown field`,
+		`{"questions":[],"agent":{"id":"x","zzzzzzzzzz":1}}`:                                 `agent.zzzzzzzzzz: unknown field (known: id, name)`,
+	} {
+		err := CheckFields([]byte(body), &in)
+		var ie *Error
+		if !errors.As(err, &ie) || ie.Code != InvalidQuestion || !strings.Contains(ie.Message, want) {
+			t.Errorf("CheckFields(%s) = %v, want INVALID_QUESTION containing %q", body, err, want)
+		}
+	}
+	for _, body := range []string{
+		`{"questions":[{"id":"a","question":"x","options":[{"label":"A"}],"multiSelect":true}],"timeout":"5m","Channel":"C1"}`,
+		`not json`, `[1,2]`, `{"questions":null}`,
+	} {
+		if err := CheckFields([]byte(body), &in); err != nil {
+			t.Errorf("CheckFields(%s) = %v, want nil", body, err)
+		}
+	}
+}
