@@ -22,6 +22,33 @@ const (
 	MaxAgentNameLen   = 200   // agent id or name, characters
 )
 
+// Control characters. Names shown on one line (ids, labels, headers, agent
+// id and name) carry none of U+0000-U+001F and U+007F: a NUL or an escape
+// reaches Slack, the store and logs as it came, and a line break would
+// break the layout. Multi-line text (question, detail, option description)
+// may hold line breaks and tabs (\n, \r, \t) and none of the others.
+const (
+	lineField = false // a name shown on one line
+	textField = true  // multi-line text
+)
+
+// checkControl returns an INVALID_QUESTION *Error naming field (a path,
+// e.g. "questions[0].options[1].label") when v holds a control character
+// the field does not allow (see lineField, textField), else nil.
+func checkControl(field, v string, text bool) error {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x20 && c != 0x7f {
+			continue
+		}
+		if text && (c == '\n' || c == '\r' || c == '\t') {
+			continue
+		}
+		return Errorf(InvalidQuestion, "%s: control character %U at byte %d is not allowed", field, rune(c), i)
+	}
+	return nil
+}
+
 // Validate checks a request against the seam's rules and the limits above.
 // It returns nil, or an *Error: EMPTY_QUESTIONS for no questions,
 // BAD_INTENT for an intent that does not fit its question, and
@@ -39,6 +66,12 @@ func Validate(r Request) error {
 		}
 		if n := utf8.RuneCountInString(r.Agent.Name); n > MaxAgentNameLen {
 			return Errorf(InvalidQuestion, "agent.name is %d characters: at most %d", n, MaxAgentNameLen)
+		}
+		if err := checkControl("agent.id", r.Agent.ID, lineField); err != nil {
+			return err
+		}
+		if err := checkControl("agent.name", r.Agent.Name, lineField); err != nil {
+			return err
 		}
 	}
 	seen := make(map[string]bool, len(r.Questions))
@@ -68,6 +101,19 @@ func validateQuestion(i int, q Question) error {
 	}
 	for _, f := range []struct {
 		name, value string
+		text        bool
+	}{
+		{"id", q.ID, lineField},
+		{"question", q.Question, textField},
+		{"detail", q.Detail, textField},
+		{"header", q.Header, lineField},
+	} {
+		if err := checkControl(where+"."+f.name, f.value, f.text); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name, value string
 		max         int
 	}{
 		{"question", q.Question, MaxQuestionLen},
@@ -93,6 +139,12 @@ func validateQuestion(i int, q Question) error {
 			return Errorf(InvalidQuestion, "%s: description is %d characters: at most %d", ow, utf8.RuneCountInString(o.Description), MaxDescriptionLen)
 		case labels[o.Label]:
 			return Errorf(InvalidQuestion, "%s: duplicate label %q", ow, o.Label)
+		}
+		if err := checkControl(ow+".label", o.Label, lineField); err != nil {
+			return err
+		}
+		if err := checkControl(ow+".description", o.Description, textField); err != nil {
+			return err
 		}
 		labels[o.Label] = true
 	}
