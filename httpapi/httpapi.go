@@ -4,6 +4,8 @@
 //	POST   /v1/asks          create an ask (?wait=DURATION to long-poll)
 //	GET    /v1/asks          list asks (?status= &limit= &before=RFC3339)
 //	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
+//	HEAD   /v1/asks, /v1/asks/{id}   as GET, without the body
+//	GET    /v1/openapi.json  the OpenAPI 3.1 description of this API
 //	DELETE /v1/asks/{id}     withdraw the ask
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503
@@ -204,9 +206,9 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
-// noRoute answers a request no pattern matched: 405 with the Allow header
-// when the path exists for other methods, else 404, both as coded JSON
-// errors with code NOT_FOUND.
+// noRoute answers a request no pattern matched: 405 METHOD_NOT_ALLOWED
+// with the Allow header when the path exists for other methods, else 404
+// NOT_FOUND, both as coded JSON errors.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	probe := &probeWriter{header: http.Header{}}
 	h.ServeHTTP(probe, r)
@@ -214,7 +216,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler)
 		if allow := probe.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		writeError(w, http.StatusMethodNotAllowed, interaction.NotFound,
+		writeError(w, http.StatusMethodNotAllowed, interaction.MethodNotAllowed,
 			fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 		return
 	}
@@ -296,8 +298,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 
 // wait long-polls the ask for at most d, blocking in AskService.Wait. The
 // request's context ends it early (the client went away) without touching
-// the ask, and so does Close.
+// the ask, and so does Close. While it blocks, its connection does not
+// count as busy for LimitActive; when LimitActive holds as many blocked
+// waits as it allows, it answers the ask as it stands without waiting.
 func (s *Server) wait(ctx context.Context, id string, d time.Duration) (interaction.Ask, error) {
+	release, ok := holdWait(ctx)
+	if !ok {
+		return s.svc.Get(ctx, id)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
@@ -386,23 +395,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, healthResponse{Status: "ok"})
 }
 
-// waitParam parses ?wait=: a Go duration ("30s") or a number of seconds,
-// not negative, capped at MaxWait. Absent means 0 (no waiting).
+// waitParam parses ?wait= with interaction.ParseDuration (a Go duration
+// such as "30s" or a number of seconds; NaN, infinities, negative and huge
+// values are refused), capped at MaxWait. Absent means 0 (no waiting).
 func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
 	v := r.URL.Query().Get("wait")
 	if v == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(v)
+	d, err := interaction.ParseDuration(v)
 	if err != nil {
-		secs, err2 := strconv.ParseFloat(v, 64)
-		if err2 != nil {
-			return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: want a duration like 30s or a number of seconds", v)
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	if d < 0 {
-		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: must not be negative", v)
+		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait: %v", err)
 	}
 	return min(d, s.opts.MaxWait), nil
 }
@@ -426,6 +429,11 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 	}
 	err = json.Unmarshal(body, &in)
 	if err == nil {
+		// A misspelt field would otherwise be dropped without a word and
+		// the ask posted without it.
+		if err := interaction.CheckFields(body, &in); err != nil {
+			return in, http.StatusBadRequest, errors.New(interaction.ErrorMessage(err))
+		}
 		return in, 0, nil
 	}
 	var (
