@@ -4,11 +4,12 @@
 //	POST   /v1/asks          create an ask (?wait=DURATION to long-poll)
 //	GET    /v1/asks          list asks (?status= &limit= &before=RFC3339)
 //	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
-//	HEAD   /v1/asks, /v1/asks/{id}   as GET, without the body
-//	GET    /v1/openapi.json  the OpenAPI 3.1 description of this API
 //	DELETE /v1/asks/{id}     withdraw the ask
+//	GET    /v1/openapi.json  the OpenAPI 3.1 description of the API
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503
+//
+// HEAD is served wherever GET is, long-polls included.
 //
 // A long-poll waits in a handler blocked in AskService.Wait or, when the
 // service is a Notifier and the request HTTP/1.x, parked: its connection
@@ -16,8 +17,9 @@
 // Notifier). Stop the http.Server with Server.Shutdown, which also answers
 // the parked ones.
 //
-// Every route but /healthz and /readyz requires the bearer token when one is
-// configured; handlers added with Mount are behind the same check. Errors are
+// Every route but /healthz, /readyz and /v1/openapi.json requires the
+// bearer token when one is configured; handlers added with Mount are behind
+// the same check. Errors are
 // {"error":{"name":"UserInteractionError","code":…,"message":…}} with the
 // status of the code (see StatusOf).
 package httpapi
@@ -57,8 +59,8 @@ const readyTimeout = 5 * time.Second
 
 // Options configure the API.
 type Options struct {
-	// Token, when not empty, is the bearer token every route but /healthz
-	// and /readyz requires (Authorization: Bearer <token>).
+	// Token, when not empty, is the bearer token every route but /healthz,
+	// /readyz and /v1/openapi.json requires (Authorization: Bearer <token>).
 	Token string
 	// Ready reports whether the service can take asks (Slack connected);
 	// /readyz answers 503 with its error as the reason. Nil means ready.
@@ -129,6 +131,7 @@ func New(svc interaction.AskService, opts Options) *Server {
 	s.mux.HandleFunc("DELETE /v1/asks/{id}", s.withdraw)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /v1/openapi.json", s.openAPI)
 	return s
 }
 
@@ -141,7 +144,9 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 }
 
 // public reports whether path is served without the bearer token.
-func public(path string) bool { return path == "/healthz" || path == "/readyz" }
+func public(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/v1/openapi.json"
+}
 
 // ServeHTTP checks the bearer token, routes the request and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
