@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,12 +18,18 @@ import (
 // LimitActive.
 const DefaultMaxActive = 1024
 
-// readerGrace is how long a connection may take to send its request
-// headers before a newer connection may take its place when every place
-// for header-reading connections is taken (see LimitActive). Any client
-// sends its headers at once; one that takes longer while the places are
-// full is most likely holding a place on purpose.
-const readerGrace = 50 * time.Millisecond
+// When every place for header-reading connections is taken (see
+// LimitActive), a connection that has sent part of its headers may be
+// closed for a newer one once the server has waited readerGrace for the
+// rest since its first read, and one that has sent nothing once it has
+// waited silentGrace. Clients send their headers in one go, most often in
+// one packet: a connection whose headers stop halfway is the mark of a
+// client holding a place on purpose, while one that has sent nothing may
+// be an honest client its own machine or network has delayed.
+const (
+	readerGrace = 50 * time.Millisecond
+	silentGrace = time.Second
+)
 
 // LimitActive returns ln wrapped so that neither a burst of callers nor
 // slow or waiting ones can take every place of the server, and sets
@@ -37,10 +44,13 @@ const readerGrace = 50 * time.Millisecond
 //     waiting, so the count can pass n for a moment.
 //   - reading: accepted connections whose first request's headers have not
 //     all arrived. At most max(1, n/4) of them; when that many are reading,
-//     the one reading longest is closed, once it has taken readerGrace, to
-//     make room for the next. Clients that dribble their headers thus
-//     cannot keep /healthz and /readyz out; srv.ReadHeaderTimeout bounds
-//     them when they are few.
+//     one is closed to make room for the next: one that has sent part of
+//     its headers and been waited on for readerGrace since the server's
+//     first read, else one that has sent nothing for silentGrace. A
+//     connection the server has not read from yet (its goroutine not yet
+//     run, in a burst) is never closed so. Clients that dribble their
+//     headers thus cannot keep /healthz and /readyz out;
+//     srv.ReadHeaderTimeout bounds them when they are few.
 //   - waiting: long-polls blocked in AskService.Wait (a service without
 //     Notifier). They leave the busy count while they wait, at most n of
 //     them; past that a long-poll answers at once with the ask as it
@@ -53,9 +63,9 @@ const readerGrace = 50 * time.Millisecond
 func LimitActive(ln net.Listener, srv *http.Server, n int) net.Listener {
 	n = max(1, n)
 	l := &activeLimiter{
-		Listener: ln, max: n, maxReading: max(1, n/4), grace: readerGrace,
+		Listener: ln, max: n, maxReading: max(1, n/4), grace: readerGrace, silent: silentGrace,
 		maxHeaderBytes: srv.MaxHeaderBytes,
-		reading:        map[net.Conn]time.Time{}, busy: map[net.Conn]bool{}, waiting: map[net.Conn]bool{},
+		reading:        map[net.Conn]*guardedConn{}, busy: map[net.Conn]bool{}, waiting: map[net.Conn]bool{},
 	}
 	l.cond = sync.NewCond(&l.mu)
 	prevState := srv.ConnState
@@ -81,12 +91,13 @@ type activeLimiter struct {
 
 	mu         sync.Mutex
 	cond       *sync.Cond
-	max        int                    // busy and, apart, waiting connections
-	maxReading int                    // connections reading their first headers
-	grace      time.Duration          // readerGrace; tests shorten it
-	reading    map[net.Conn]time.Time // accepted, first headers not read: since when
-	busy       map[net.Conn]bool      // a handler runs
-	waiting    map[net.Conn]bool      // a handler is blocked in a long-poll
+	max        int                       // busy and, apart, waiting connections
+	maxReading int                       // connections reading their first headers
+	grace      time.Duration             // readerGrace; tests shorten it
+	silent     time.Duration             // silentGrace; tests shorten it
+	reading    map[net.Conn]*guardedConn // accepted, first headers not read
+	busy       map[net.Conn]bool         // a handler runs
+	waiting    map[net.Conn]bool         // a handler is blocked in a long-poll
 	closed     bool
 	evicted    int // readers closed to make room
 	held       int // times Accept waited for a busy place
@@ -105,17 +116,20 @@ func (l *activeLimiter) Accept() (net.Conn, error) {
 		if len(l.reading) < l.maxReading {
 			break
 		}
-		oldest, since := l.oldestReader()
-		if age := time.Since(since); age >= l.grace {
-			delete(l.reading, oldest)
-			l.evicted++
-			_ = oldest.Close() // its server goroutine sees the error and ends
-			continue
-		} else {
-			t := time.AfterFunc(l.grace-age, l.cond.Broadcast)
-			l.cond.Wait()
-			t.Stop()
+		victim, due := l.nextEviction()
+		wait := l.grace // no reader read from yet: look again then
+		if victim != nil {
+			wait = time.Until(due)
+			if wait <= 0 {
+				delete(l.reading, victim)
+				l.evicted++
+				_ = victim.Close() // its server goroutine sees the error and ends
+				continue
+			}
 		}
+		t := time.AfterFunc(wait, l.cond.Broadcast)
+		l.cond.Wait()
+		t.Stop()
 	}
 	l.mu.Unlock()
 	c, err := l.Listener.Accept()
@@ -124,24 +138,34 @@ func (l *activeLimiter) Accept() (net.Conn, error) {
 	}
 	gc := &guardedConn{Conn: c, maxHeaderBytes: l.maxHeaderBytes}
 	l.mu.Lock()
-	l.reading[gc] = time.Now()
+	l.reading[gc] = gc
 	l.mu.Unlock()
 	return gc, nil
 }
 
-// oldestReader returns the connection reading its headers the longest.
-// l.mu held, l.reading not empty.
-func (l *activeLimiter) oldestReader() (net.Conn, time.Time) {
+// nextEviction returns the reading connection that may be closed first
+// for a newer one, and from when (readerGrace after the server's first
+// read when it has sent part of its headers, silentGrace when nothing);
+// nil when the server has read from none. l.mu held.
+func (l *activeLimiter) nextEviction() (net.Conn, time.Time) {
 	var (
-		oldest net.Conn
-		since  time.Time
+		victim net.Conn
+		due    time.Time
 	)
-	for c, t := range l.reading {
-		if oldest == nil || t.Before(since) {
-			oldest, since = c, t
+	for c, gc := range l.reading {
+		first := gc.firstRead.Load()
+		if first == 0 {
+			continue
+		}
+		grace := l.silent
+		if gc.received.Load() {
+			grace = l.grace
+		}
+		if at := time.Unix(0, first).Add(grace); victim == nil || at.Before(due) {
+			victim, due = c, at
 		}
 	}
-	return oldest, since
+	return victim, due
 }
 
 // state follows net/http's ConnState: StateActive is set once a request's
@@ -237,6 +261,21 @@ const plainRefusal = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection:
 type guardedConn struct {
 	net.Conn
 	maxHeaderBytes int
+	firstRead      atomic.Int64 // when Read was first called, Unix ns; 0: never
+	received       atomic.Bool  // a Read returned bytes
+}
+
+// Read notes when the server first reads and whether bytes came, then
+// reads.
+func (c *guardedConn) Read(b []byte) (int, error) {
+	if c.firstRead.Load() == 0 {
+		c.firstRead.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.received.Load() {
+		c.received.Store(true)
+	}
+	return n, err
 }
 
 // Write writes b, or the JSON form of b when b is a whole refusal of

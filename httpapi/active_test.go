@@ -109,24 +109,74 @@ func TestLimitActiveHoldsBackTheRest(t *testing.T) {
 	}
 }
 
-// Connections that dribble their headers take at most a quarter of the
-// places; past that the one reading longest is closed for the next, so a
-// probe is answered while they hold on.
+// Connections that dribble their headers, or send nothing, take at most a
+// quarter of the places; past that one of them is closed for the next, so
+// a probe is answered while they hold on.
 func TestLimitActiveSlowHeadersCannotTakeEveryPlace(t *testing.T) {
-	api := New(newFake(), Options{})
+	for name, dial := range map[string]func(testing.TB, string, int) []net.Conn{
+		"slow headers": dialSlowHeaders,
+		"silent":       dialSilent,
+	} {
+		t.Run(name, func(t *testing.T) {
+			api := New(newFake(), Options{})
+			var lim *activeLimiter
+			base, _ := serveLimitedLn(t, api, 8, func(l *activeLimiter) {
+				lim = l
+				l.grace, l.silent = 10*time.Millisecond, 20*time.Millisecond
+			})
+			slow := dial(t, base[len("http://"):], 20)
+			defer closeAll(slow)
+			eventually(t, "readers capped", func() bool {
+				reading, _, _, evicted := lim.counts()
+				return reading == 2 && evicted >= 18
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if r, err := call(ctx, &http.Client{}, "GET", base+"/healthz", ""); err != nil || r.status != 200 {
+				t.Fatalf("healthz: %+v %v", r, err)
+			}
+		})
+	}
+}
+
+// dialSilent opens n connections to addr that send nothing.
+func dialSilent(t testing.TB, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, 0, n)
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			closeAll(conns)
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// A burst of callers that send their headers at once is served whole, the
+// reading places far fewer than the callers: a connection the server has
+// not read from yet is never closed to make room.
+func TestLimitActiveBurstIsNotEvicted(t *testing.T) {
+	f := newFake()
+	api := New(notifySvc{f}, Options{})
+	createOne(f, api)
 	var lim *activeLimiter
-	base, _ := serveLimitedLn(t, api, 8, func(l *activeLimiter) { lim = l; l.grace = 10 * time.Millisecond })
-	addr := base[len("http://"):]
-	slow := dialSlowHeaders(t, addr, 20)
-	defer closeAll(slow)
-	eventually(t, "readers capped", func() bool {
-		reading, _, _, evicted := lim.counts()
-		return reading == 2 && evicted >= 18
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if r, err := call(ctx, &http.Client{}, "GET", base+"/healthz", ""); err != nil || r.status != 200 {
-		t.Fatalf("healthz with slow headers: %+v %v", r, err)
+	base, _ := serveLimitedLn(t, api, 8, func(l *activeLimiter) { lim = l })
+	const callers = 200
+	var chs []<-chan replyOrErr
+	for range callers {
+		chs = append(chs, goCall(context.Background(), "GET", base+"/v1/asks/ask-1?wait=1m", ""))
+	}
+	eventually(t, "all parked", func() bool { return api.parkedCount() == callers })
+	f.end("ask-1", interaction.StatusAnswered)
+	for _, ch := range chs {
+		if r := await(t, ch); r.err != nil || r.status != 200 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if _, _, _, evicted := lim.counts(); evicted != 0 {
+		t.Fatalf("%d callers of the burst were closed for others", evicted)
 	}
 }
 

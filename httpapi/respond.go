@@ -143,7 +143,9 @@ func (p *probeWriter) WriteHeader(code int)        { p.code = code }
 // connection while sending), IdleTimeout 120s, MaxHeaderBytes 64 KiB, and
 // no WriteTimeout, because GET and POST ?wait= hold a response for up to
 // Options.MaxWait (long-polls) and mounted handlers may stream. It does not
-// listen; the caller runs ListenAndServe or Serve, and stops it with
+// listen; the caller runs Serve on a listener wrapped by LimitActive (which
+// keeps slow and waiting clients from taking every place and answers
+// net/http's own 431 and 400 refusals as JSON), and stops it with
 // Server.Shutdown (http.Server.Shutdown alone does not see the parked
 // long-polls).
 func NewServer(addr string, h http.Handler) *http.Server {
