@@ -19,8 +19,9 @@ type Schedule struct {
 	Jitter float64
 }
 
-// DefaultSchedule: 10 s doubling to 1 h, ±20 %, for 24 h: about 30
-// attempts.
+// DefaultSchedule: 10 s doubling to 1 h, ±20 %, for 24 h: 33 attempts
+// without jitter, the last at the 24 h mark. A zero Schedule gives up at
+// once.
 var DefaultSchedule = Schedule{First: 10 * time.Second, Max: time.Hour, GiveUpAfter: 24 * time.Hour, Jitter: 0.2}
 
 // NextRetry is DefaultSchedule.Next.
