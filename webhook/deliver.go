@@ -145,7 +145,7 @@ func (d *Deliverer) send(ctx context.Context, rawURL, id string, secret, body []
 	if err != nil {
 		var ref *RefusedError
 		if errors.As(err, &ref) {
-			return Result{Outcome: Permanent, Err: fmt.Errorf("webhook: deliver: %w", ref)}
+			return Result{Outcome: Permanent, Err: fmt.Errorf("webhook: deliver: %w", err)}
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s: %w", d.timeout, err)

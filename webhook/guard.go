@@ -20,17 +20,20 @@ const AllowPrivateEnv = "SLACKASK_CALLBACK_ALLOW_PRIVATE"
 // wherever it is told from inside its own network (SSRF).
 //
 // Never allowed: schemes other than http and https, the unspecified
-// address (0.0.0.0, ::, which reach the local host), 0.0.0.0/8, multicast
-// and broadcast. Allowed only with AllowPrivate: loopback, link-local
+// address (0.0.0.0, ::, which reach the local host), 0.0.0.0/8, multicast,
+// broadcast and numeric host names. Allowed only with AllowPrivate: loopback, link-local
 // (which holds the cloud metadata address 169.254.169.254), the private
 // ranges (RFC 1918 10/8, 172.16/12, 192.168/16 and IPv6 ULA fc00::/7, which
 // holds AWS's metadata address fd00:ec2::254), shared address space
 // 100.64.0.0/10 (carrier NAT, and Alibaba's metadata 100.100.100.200),
-// 192.0.0.0/24 (Oracle's metadata 192.0.0.192), 198.18.0.0/15 and the
-// reserved 240.0.0.0/4, and the names localhost, *.localhost and
+// 192.0.0.0/24 (Oracle's metadata 192.0.0.192), 198.18.0.0/15, the
+// reserved 240.0.0.0/4, the deprecated IPv4-compatible ::/96 and
+// site-local fec0::/10, local-use NAT64 64:ff9b:1::/48, and the names localhost, *.localhost and
 // metadata.google.internal. An internal service is the classic target, so
 // the private ranges are refused by default too. IPv4 addresses inside
-// IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as the IPv4 address.
+// IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as the IPv4 address;
+// a host whose last label is a number (2130706433, 127.1, 0x7f.1) is
+// refused, as resolvers would read it as an IPv4 address.
 //
 // CheckURL is the cheap check when a URL is accepted; Control checks every
 // address actually dialled, after name resolution, so a name that resolves
@@ -89,6 +92,9 @@ var specialPrefixes = []struct {
 	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible IPv6 address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
 }
 
 var (
@@ -116,6 +122,9 @@ func (g Guard) CheckURL(raw string) error {
 		}
 		return nil
 	}
+	if numericTLD(host) {
+		return refused(raw, netip.Addr{}, "a numeric host that is not a dotted-quad or IPv6 address", false)
+	}
 	if g.AllowPrivate {
 		return nil
 	}
@@ -125,6 +134,19 @@ func (g Guard) CheckURL(raw string) error {
 		}
 	}
 	return nil
+}
+
+// numericTLD reports whether host's last label is a number (decimal, octal
+// or 0x hex). No top-level domain is numeric, and resolvers read such hosts
+// ("2130706433", "127.1", "0x7f.1") as IPv4 addresses in inet_aton's
+// forms, which netip does not parse.
+func numericTLD(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = h
+		return strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // CheckAddr checks one address; it returns nil or a *RefusedError.

@@ -25,6 +25,12 @@ var alwaysRefused = []string{
 	"http://224.0.0.1/",
 	"http://[ff02::1]/",
 	"http://255.255.255.255/",
+	"http://2130706433/",
+	"http://127.1/",
+	"http://0x7f.1/",
+	"http://0x7f000001:8080/",
+	"http://017700000001/",
+	"http://foo.123/",
 	"not a url",
 	"",
 }
@@ -60,6 +66,8 @@ var publicURLs = []string{
 	"https://[2001:4860:4860::8888]/hook",
 	"https://hooks.example.com/slackask?x=1",
 	"https://localhost.example.com/hook",
+	"https://123.example.com/hook",
+	"https://hooks.0xcafe.dev/",
 }
 
 func TestGuardCheckURL(t *testing.T) {
@@ -120,6 +128,11 @@ func TestGuardCheckAddr(t *testing.T) {
 		{"::ffff:10.0.0.1", false, true},
 		{"64:ff9b::808:808", true, true}, // 8.8.8.8 through NAT64
 		{"64:ff9b::7f00:1", false, true}, // 127.0.0.1 through NAT64
+		{"64:ff9b:1::a00:1", false, true},
+		{"::7f00:1", false, true}, // IPv4-compatible 127.0.0.1
+		{"fec0::1", false, true},
+		{"100.64.0.1", false, true},
+		{"fe80::1%eth0", false, true},
 		{"0.0.0.0", false, false},
 		{"::", false, false},
 		{"239.1.1.1", false, false},

@@ -56,7 +56,8 @@ var (
 )
 
 // Sign returns the values of TimestampHeader and SignatureHeader for body
-// sent at ts.
+// sent at ts. It signs with an empty secret too; Verify and Deliver refuse
+// one.
 func Sign(secret []byte, ts time.Time, body []byte) (timestamp, signature string) {
 	timestamp = strconv.FormatInt(ts.Unix(), 10)
 	return timestamp, sigPrefix + hex.EncodeToString(mac(secret, timestamp, body))
