@@ -21,19 +21,21 @@ const AllowPrivateEnv = "SLACKASK_CALLBACK_ALLOW_PRIVATE"
 //
 // Never allowed: schemes other than http and https, the unspecified
 // address (0.0.0.0, ::, which reach the local host), 0.0.0.0/8, multicast,
-// broadcast and numeric host names. Allowed only with AllowPrivate: loopback, link-local
-// (which holds the cloud metadata address 169.254.169.254), the private
-// ranges (RFC 1918 10/8, 172.16/12, 192.168/16 and IPv6 ULA fc00::/7, which
-// holds AWS's metadata address fd00:ec2::254), shared address space
-// 100.64.0.0/10 (carrier NAT, and Alibaba's metadata 100.100.100.200),
-// 192.0.0.0/24 (Oracle's metadata 192.0.0.192), 198.18.0.0/15, the
-// reserved 240.0.0.0/4, the deprecated IPv4-compatible ::/96 and
-// site-local fec0::/10, local-use NAT64 64:ff9b:1::/48, and the names localhost, *.localhost and
-// metadata.google.internal. An internal service is the classic target, so
-// the private ranges are refused by default too. IPv4 addresses inside
-// IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as the IPv4 address;
-// a host whose last label is a number (2130706433, 127.1, 0x7f.1) is
-// refused, as resolvers would read it as an IPv4 address.
+// broadcast, and hosts whose last label is a number (2130706433, 127.1,
+// 0x7f.1: resolvers read them as IPv4 addresses).
+//
+// Allowed only with AllowPrivate: loopback; link-local, which holds the
+// cloud metadata address 169.254.169.254; the private ranges (RFC 1918
+// 10/8, 172.16/12, 192.168/16, and IPv6 ULA fc00::/7, which holds AWS's
+// metadata address fd00:ec2::254) — an internal service is the classic
+// target, so these are refused by default too; shared address space
+// 100.64.0.0/10 (carrier NAT, and Alibaba's metadata 100.100.100.200);
+// 192.0.0.0/24 (Oracle's metadata 192.0.0.192); 198.18.0.0/15; the
+// reserved 240.0.0.0/4; the deprecated IPv4-compatible ::/96 and
+// site-local fec0::/10; local-use NAT64 64:ff9b:1::/48; and the names
+// localhost, *.localhost and metadata.google.internal. IPv4 addresses
+// inside IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) are judged as the IPv4
+// address.
 //
 // CheckURL is the cheap check when a URL is accepted; Control checks every
 // address actually dialled, after name resolution, so a name that resolves
@@ -48,7 +50,7 @@ type Guard struct {
 // work on it; Deliver reports it as a permanent failure.
 type RefusedError struct {
 	URL    string     // the URL refused, "" when refused at dial time
-	Addr   netip.Addr // the address refused, invalid when refused by scheme or name
+	Addr   netip.Addr // the address refused, invalid when refused by name
 	Reason string     // e.g. "a loopback address"
 	coded  *interaction.Error
 }

@@ -1,13 +1,3 @@
-// Package webhook is the reusable part of slackask's callbacks: it signs a
-// body the way design.md's "Reach" says, verifies such a signature, guards
-// the addresses a callback may reach, makes one delivery attempt, and says
-// when to try again. It keeps no state: the ask's record holds the
-// delivery's state and the caller schedules the attempts.
-//
-// The signature is the contract with receivers:
-//
-//	X-Slackask-Request-Timestamp: <unix seconds>
-//	X-Slackask-Signature: v1=hex(HMAC-SHA256(secret, "v1:" + timestamp + ":" + body))
 package webhook
 
 import (
