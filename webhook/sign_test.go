@@ -110,7 +110,7 @@ def verify(secret: bytes, headers, body: bytes, tolerance: int = 300) -> bool:
     if not (ts.isascii() and ts.isdigit()) or abs(time.time() - int(ts)) > tolerance:
         return False
     mac = hmac.new(secret, b"v1:" + ts.encode() + b":" + body, hashlib.sha256)
-    return hmac.compare_digest("v1=" + mac.hexdigest(), sig)
+    return hmac.compare_digest(b"v1=" + mac.hexdigest().encode(), sig.encode())
 `
 
 const pythonMain = `
@@ -178,6 +178,12 @@ func TestVerifyOtherLanguages(t *testing.T) {
 			}
 			if got := exit(run(body, now.Add(-10*time.Minute))); got != 3 {
 				t.Errorf("stale timestamp: exit %d, want 3 (refused)", got)
+			}
+			// A signature that is not ASCII is refused, not a crash.
+			cmd = exec.CommandContext(t.Context(), bin, lang.flag, lang.code, string(secret), tsv, "v1=é"+sig[5:])
+			cmd.Stdin = bytes.NewReader(body)
+			if got := exit(cmd.Run()); got != 3 {
+				t.Errorf("non-ASCII signature: exit %d, want 3 (refused)", got)
 			}
 		})
 	}
