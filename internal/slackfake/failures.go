@@ -157,9 +157,10 @@ type socketFaultQ struct {
 	left int
 }
 
-// FailNextSockets applies f to the next n WebSocket connections (after any
-// faults already queued). n <= 0 does nothing. A connection refused as an
-// 11th does not take a fault.
+// FailNextSockets applies f to the connections made with the next n URLs
+// that apps.connections.open hands out (after any faults already queued),
+// so that the order of faults is the order of the calls. n <= 0 does
+// nothing. A connection refused as an 11th is refused all the same.
 func (s *Server) FailNextSockets(n int, f SocketFault) {
 	if n <= 0 {
 		return
@@ -170,9 +171,9 @@ func (s *Server) FailNextSockets(n int, f SocketFault) {
 }
 
 // takeSocketFaultLocked returns the next queued fault, or the zero
-// SocketFault. Faults are not spent on connections the server refuses.
+// SocketFault.
 func (s *Server) takeSocketFaultLocked() SocketFault {
-	if s.closed || len(s.sock.conns) >= maxConnections || len(s.sock.faults) == 0 {
+	if len(s.sock.faults) == 0 {
 		return SocketFault{}
 	}
 	q := s.sock.faults[0]

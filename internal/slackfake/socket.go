@@ -29,8 +29,8 @@ type wsConn struct {
 }
 
 type socketState struct {
-	tickets map[string]bool
-	conns   []*wsConn // live connections in id order
+	tickets map[string]SocketFault // single-use URLs → the fault to apply
+	conns   []*wsConn              // live connections in id order
 	nextID  int
 	lastID  int // id of the connection that got the latest envelope
 	pending map[string]*pendingAck
@@ -44,7 +44,7 @@ type socketState struct {
 }
 
 func (st *socketState) init() {
-	st.tickets = map[string]bool{}
+	st.tickets = map[string]SocketFault{}
 	st.pending = map[string]*pendingAck{}
 }
 
@@ -78,7 +78,7 @@ func (s *Server) appsConnectionsOpen(*apiRequest) reply {
 		}
 	}
 	ticket := randHex(16)
-	s.sock.tickets[ticket] = true
+	s.sock.tickets[ticket] = s.takeSocketFaultLocked()
 	wsURL := "ws" + strings.TrimPrefix(s.base, "http") + "/link/?ticket=" + ticket + "&app_id=" + url.QueryEscape(s.cfg.AppID)
 	return okReply(map[string]any{"url": wsURL})
 }
@@ -88,7 +88,8 @@ var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return
 func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
 	s.mu.Lock()
-	valid := s.sock.tickets[ticket] && !s.closed
+	f, valid := s.sock.tickets[ticket]
+	valid = valid && !s.closed
 	delete(s.sock.tickets, ticket)
 	s.mu.Unlock()
 	if !valid {
@@ -101,9 +102,6 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		s.logf("websocket upgrade failed: %v", err)
 		return
 	}
-	s.mu.Lock()
-	f := s.takeSocketFaultLocked()
-	s.mu.Unlock()
 	switch f.Action {
 	case SocketCutBeforeHello:
 		_ = ws.Close()
