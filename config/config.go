@@ -91,10 +91,12 @@ type Config struct {
 	// Load parses it itself (ignored by envconfig) so that an empty value
 	// means the default and a bad one gets a clear error.
 	SocketConnections int `envconfig:"SLACKASK_SOCKET_CONNECTIONS" ignored:"true"`
-	// CallbackURL is an http or https URL that is sent each ended ask; empty
+	// CallbackURL is the default http or https URL that each ask resource
+	// is POSTed to when the ask ends (an ask's own callbackUrl wins); empty
 	// means none.
 	CallbackURL string `envconfig:"SLACKASK_CALLBACK_URL"`
-	// CallbackSecret signs the callbacks; a secret, redacted in logs.
+	// CallbackSecret is the HMAC-SHA256 key of the callbacks'
+	// X-Slackask-Signature; a secret, redacted in logs.
 	CallbackSecret string `envconfig:"SLACKASK_CALLBACK_SECRET"`
 	// CallbackAllowPrivate lets CallbackURL reach private, loopback and
 	// link-local addresses (refused by default).
