@@ -21,7 +21,9 @@
 // concurrent updates of one record serialise and none is lost; Create
 // relies on the UNIQUE idempotency key, so two replicas given one key at
 // once make one record; ClaimDue takes its rows with FOR UPDATE SKIP
-// LOCKED; Lease compares with the database's clock.
+// LOCKED; Lease compares with the database's clock. Each Store holds a
+// pgxpool (pool_max_conns=… in the URL sizes it; pgx's default is 4 or the
+// number of CPUs) plus its LISTEN connection.
 //
 // # Watch
 //
@@ -634,40 +636,48 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `WITH due AS (
-			SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
-			ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
-		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
-		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at`,
-		nanos(now), limit, nanos(now.Add(lease)))
-	if err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	defer rows.Close()
 	type claimed struct {
 		r   store.Record
 		was int64
 	}
 	var cs []claimed
-	for rows.Next() {
-		var (
-			c         claimed
-			id        string
-			version   int64
-			wake      int64
-			data      []byte
-			decodeErr error
-		)
-		if err := rows.Scan(&id, &version, &wake, &data, &c.was); err != nil {
-			return nil, wrap(ctx, op, err)
+	// In a transaction, so that a record that does not decode leaves every
+	// row as it was.
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cs = cs[:0]
+		rows, err := tx.Query(ctx, `WITH due AS (
+				SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
+				ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+			UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
+			RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at`,
+			nanos(now), limit, nanos(now.Add(lease)))
+		if err != nil {
+			return err
 		}
-		if decodeErr = json.Unmarshal(data, &c.r); decodeErr != nil || c.r.ID != id {
-			return nil, wrap(ctx, op, internal(decodeErr, "corrupt record %q", id))
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c       claimed
+				id      string
+				version int64
+				wake    int64
+				data    []byte
+			)
+			if err := rows.Scan(&id, &version, &wake, &data, &c.was); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &c.r); err != nil {
+				return internal(err, "corrupt record %q: %v", id, err)
+			}
+			if c.r.ID != id {
+				return internal(nil, "corrupt record %q: it holds id %q", id, c.r.ID)
+			}
+			c.r.Version, c.r.WakeAt = version, time.Unix(0, wake)
+			cs = append(cs, c)
 		}
-		c.r.Version, c.r.WakeAt = version, time.Unix(0, wake)
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
 	sort.Slice(cs, func(i, j int) bool {

@@ -207,4 +207,12 @@ func TestCorruptRow(t *testing.T) {
 	if _, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); interaction.ErrorCode(err) != interaction.Internal {
 		t.Errorf("ClaimDue of a corrupt row: %v, want INTERNAL", err)
 	}
+	// The failed claim left the row as it was.
+	var wake, version int64
+	if err := s.pool.QueryRow(ctx, "SELECT wake_at, version FROM asks WHERE id = 'bad'").Scan(&wake, &version); err != nil {
+		t.Fatal(err)
+	}
+	if wake != 1 || version != 1 {
+		t.Errorf("a failed ClaimDue changed the row: wake_at %d version %d, want 1 and 1", wake, version)
+	}
 }
