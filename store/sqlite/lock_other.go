@@ -9,7 +9,7 @@ import (
 )
 
 // ErrLocked: another Store, in this process or another, has the file open.
-var ErrLocked = errors.New("the database file is in use by another slackask process")
+var ErrLocked = errors.New("the database file is in use by another process")
 
 // lockFile opens abs+".lock" but takes no lock: without flock, refusing a
 // second process is left to unix builds, and here SQLite's own locking

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrLocked: another Store, in this process or another, has the file open.
-var ErrLocked = errors.New("the database file is in use by another slackask process")
+var ErrLocked = errors.New("the database file is in use by another process")
 
 // lockFile takes an exclusive, non-blocking flock on abs+".lock" and
 // returns the open lock file; closing it releases the lock, and so does the
@@ -25,8 +25,9 @@ func lockFile(abs string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is locked (%s); SQLite serves one process: to run several replicas, use PostgreSQL (SLACKASK_DATABASE=postgres://…)",
-				ErrLocked, abs, name)
+			// Open names the file in front of this message.
+			return nil, fmt.Errorf("%w (it holds %s); SQLite serves one process: to run several replicas, use PostgreSQL (SLACKASK_DATABASE=postgres://…)",
+				ErrLocked, name)
 		}
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}

@@ -295,6 +295,7 @@ func TestSecondOpenRefused(t *testing.T) {
 		_ = b.Close()
 		t.Fatal("a second Open of a file in use succeeded")
 	}
+	t.Log(err)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "PostgreSQL") {
 		t.Errorf("second Open: err = %v, want ErrLocked naming %s and PostgreSQL", err, path)
 	}
