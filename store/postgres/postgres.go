@@ -455,50 +455,27 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 
 // Update implements store.Store. The row stays locked (SELECT … FOR UPDATE)
 // from the read through fn to the write, in every process: fn must not
-// wait for another write of the same record.
+// wait for another write of the same record. The transaction takes two
+// round trips: BEGIN with the read, then the write with COMMIT, each pair
+// sent as one pipelined batch.
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
 	op := fmt.Sprintf("postgres update %q", id)
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, wrap(ctx, op, err)
 	}
-	var (
-		out   store.Record
-		fnErr error
-	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := scanRecord(tx.QueryRow(ctx, selectRecord+"WHERE id = $1 FOR UPDATE", id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		next := store.Clone(cur)
-		if err := fn(&next); err != nil {
-			fnErr = err
-			return err
-		}
-		next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
-		next.Version = cur.Version + 1
-		data, err := encode(next)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `UPDATE asks SET
-			status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
-			WHERE id = $9 AND version = $10`,
-			string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
-			nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
-		if err != nil {
-			return err
-		}
-		if n := tag.RowsAffected(); n != 1 {
-			return internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
-		}
-		// fn may keep the pointer it was given: return a copy of our own.
-		out = store.Clone(next)
-		return nil
-	})
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	// The pool drops a connection that comes back inside a transaction,
+	// so an error anywhere below never leaks an open one.
+	defer conn.Release()
+	out, fnErr, err := s.update(ctx, conn.Conn(), id, fn)
+	if err != nil || fnErr != nil {
+		// Best effort: a failed rollback leaves the connection to be
+		// dropped by Release.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
 	if fnErr != nil {
 		return store.Record{}, fnErr
 	}
@@ -506,6 +483,62 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return store.Record{}, wrap(ctx, op, err)
 	}
 	return out, nil
+}
+
+// update runs Update's transaction on conn. fnErr is fn's error, err any
+// other; with either, the transaction is left for the caller to roll back.
+func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*store.Record) error) (out store.Record, fnErr, err error) {
+	read := &pgx.Batch{}
+	read.Queue("BEGIN")
+	read.Queue(selectRecord+"WHERE id = $1 FOR UPDATE", id)
+	br := conn.SendBatch(ctx, read)
+	_, err = br.Exec()
+	var cur store.Record
+	if err == nil {
+		cur, err = scanRecord(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	next := store.Clone(cur)
+	if err := fn(&next); err != nil {
+		return store.Record{}, err, nil
+	}
+	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
+	next.Version = cur.Version + 1
+	data, err := encode(next)
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	write := &pgx.Batch{}
+	write.Queue(`UPDATE asks SET
+		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
+		WHERE id = $9 AND version = $10`,
+		string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
+		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
+	write.Queue("COMMIT")
+	br = conn.SendBatch(ctx, write)
+	tag, err := br.Exec()
+	if err == nil && tag.RowsAffected() != 1 {
+		err = internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	// fn may keep the pointer it was given: return a copy of our own.
+	return store.Clone(next), nil, nil
 }
 
 // Delete implements store.Store.

@@ -216,3 +216,32 @@ func TestCorruptRow(t *testing.T) {
 		t.Errorf("a failed ClaimDue changed the row: wake_at %d version %d, want 1 and 1", wake, version)
 	}
 }
+
+// An Update whose fn fails, or whose context ends while it holds the row,
+// leaves the row unlocked: another handle updates it at once.
+func TestUpdateFailureReleasesRow(t *testing.T) {
+	u := pgtest.URL(t)
+	a, b := openURL(t, u), openURL(t, u)
+	ctx := t.Context()
+	if _, _, err := a.Create(ctx, store.Record{Ask: interaction.Ask{ID: "x", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if _, err := a.Update(ctx, "x", func(*store.Record) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want fn's error", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	if _, err := a.Update(cctx, "x", func(*store.Record) error { cancel(); return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update cancelled inside fn = %v, want context.Canceled", err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	r, err := b.Update(wctx, "x", func(r *store.Record) error { r.Rev = 1; return nil })
+	if err != nil || r.Version != 2 {
+		t.Fatalf("Update through another handle = version %d, %v; want 2, nil (the row was left locked?)", r.Version, err)
+	}
+	// a's pool is still usable.
+	if _, err := a.Update(wctx, "x", func(r *store.Record) error { r.Rev = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
