@@ -129,7 +129,7 @@ type Store interface {
 // Change tells a watcher that a record was written (see Store.Watch).
 type Change struct {
 	ID      string             // the record; empty with Resync
-	Version int64              // its version after the write (before it, for a deletion)
+	Version int64              // its version after the write; for a deletion, its last one
 	Status  interaction.Status // its status after the write
 	Deleted bool               // the record is gone (Delete, Prune)
 	// Resync: changes may have been missed (e.g. the connection that

@@ -10,7 +10,9 @@
 //		})
 //	}
 //
-// A store that keeps its records in a file also runs RunDurable.
+// A store that keeps its records in a file also runs RunDurable; one that
+// several processes can share (PostgreSQL) also runs RunShared with two
+// handles on one database.
 package storetest
 
 import (
