@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/postgres"
 	"github.com/slackask/slackask/store/sqlite"
 )
 
@@ -153,9 +153,16 @@ func allReady(checks []func(context.Context) error) func(context.Context) error 
 	}
 }
 
+// openStore opens SLACKASK_DATABASE: a postgres:// or postgresql:// URL is
+// a PostgreSQL database that several replicas may share, anything else a
+// SQLite file for this process alone. Errors never show the URL's password.
 func openStore(ctx context.Context, dsn string) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, errors.New("SLACKASK_DATABASE: PostgreSQL is not supported yet; use a SQLite file path")
+	if postgres.IsURL(dsn) {
+		st, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("SLACKASK_DATABASE: %w", err)
+		}
+		return st, nil
 	}
 	st, err := sqlite.Open(ctx, dsn)
 	if err != nil {
