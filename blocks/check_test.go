@@ -269,8 +269,16 @@ func (c *checker) input(path string, e map[string]any) {
 	}
 }
 
-// allowedEntity matches the only <…> forms the renderer writes itself.
-var allowedEntity = regexp.MustCompile(`<(@[UW][A-Z0-9]{1,31}|!subteam\^S[A-Z0-9]{1,31}|!date\^-?[0-9]+\^\{date_short_pretty\} \{time\}\|[0-9: UTC-]+)>`)
+// allowedEntity matches the only <…> forms the renderer writes itself:
+// mentions and dates, and links converted from Markdown links.
+var allowedEntity = regexp.MustCompile(`<(@[UW][A-Z0-9]{1,31}|!subteam\^S[A-Z0-9]{1,31}|!date\^-?[0-9]+\^\{date_short_pretty\} \{time\}\|[0-9: UTC-]+|(?:https?://|mailto:)[^<>|\s]+(?:\|[^<>|]*)?)>`)
+
+// broadcast matches @here, @channel and @everyone as typed, which some
+// clients take for a mention; the renderer breaks them with a joiner.
+var broadcast = regexp.MustCompile(`(?i)@(here|channel|everyone)`)
+
+// quoteMark matches the ">" that starts a quoted line.
+var quoteMark = regexp.MustCompile(`(?m)^> `)
 
 var ampersand = regexp.MustCompile(`&(amp|lt|gt);`)
 
@@ -278,11 +286,15 @@ var ampersand = regexp.MustCompile(`&(amp|lt|gt);`)
 // renderer's own mentions/dates or an escape entity: caller text that
 // could ping, link or command.
 func checkEscaped(s string) error {
-	rest := allowedEntity.ReplaceAllString(s, "")
+	rest := quoteMark.ReplaceAllString(s, "")
+	rest = allowedEntity.ReplaceAllString(rest, "")
 	rest = ampersand.ReplaceAllString(rest, "")
 	if i := strings.IndexAny(rest, "<>&"); i >= 0 {
 		lo := max(0, i-30)
 		return fmt.Errorf("unescaped %q near %q", rest[i], rest[lo:min(len(rest), i+30)])
+	}
+	if m := broadcast.FindString(s); m != "" {
+		return fmt.Errorf("%q would ping in %q", m, s)
 	}
 	return nil
 }
