@@ -55,13 +55,72 @@ var nlTok = tok{s: "\n"}
 
 var mdParser = goldmark.New(goldmark.WithExtensions(extension.Strikethrough)).Parser()
 
-// markdown converts Markdown source to mrkdwn tokens.
+// maxNesting bounds how deep lists and quotes nest. Deeper text is shown
+// without further indentation; a line that opens more containers than
+// this at once is not Markdown an agent writes, and parsing it costs time
+// that grows with the square of its depth, so such text is shown as
+// written.
+const maxNesting = 16
+
+// markdown converts Markdown source to mrkdwn tokens. Source that converts
+// to nothing visible (a lone ">", an empty link) is shown as written.
 func markdown(src string) []tok {
-	b := []byte(strings.ToValidUTF8(src, "\uFFFD"))
+	src = strings.ToValidUTF8(src, "\uFFFD")
+	if tooDeep(src) {
+		return inertMarks(literal(src, true))
+	}
+	b := []byte(src)
 	doc := mdParser.Parse(gmtext.NewReader(b), parser.WithContext(parser.NewContext()))
 	r := &mdRender{src: b}
-	return inertMarks(r.container(doc, "\n\n"))
+	out := r.container(doc, "\n\n")
+	if !hasText(out) && strings.TrimSpace(src) != "" {
+		return inertMarks(literal(src, true))
+	}
+	return inertMarks(out)
 }
+
+// tooDeep reports whether a line of src starts with more than maxNesting
+// container markers.
+func tooDeep(src string) bool {
+	for line := range strings.Lines(src) {
+		if markerDepth(line) > maxNesting {
+			return true
+		}
+	}
+	return false
+}
+
+// markerDepth counts the container markers (">", "-", "*", "+", "1.",
+// "1)") that start line, up to one more than maxNesting.
+func markerDepth(line string) int {
+	depth, i := 0, 0
+	for depth <= maxNesting {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i >= len(line) {
+			return depth
+		}
+		j := i
+		for j < len(line) && j-i < 9 && line[j] >= '0' && line[j] <= '9' {
+			j++
+		}
+		switch {
+		case line[i] == '>':
+			i++
+		case strings.IndexByte("-*+", line[i]) >= 0 && (i+1 == len(line) || isBlankByte(line[i+1])):
+			i++
+		case j > i && j < len(line) && (line[j] == '.' || line[j] == ')') && (j+1 == len(line) || isBlankByte(line[j+1])):
+			i = j + 1
+		default:
+			return depth
+		}
+		depth++
+	}
+	return depth
+}
+
+func isBlankByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // inertMarks replaces each formatting character that Markdown left as text
 // (escaped, or flanked by space) with a look-alike, as Slack would format
@@ -111,10 +170,11 @@ func unescapeEntities(s string) string {
 }
 
 type mdRender struct {
-	src  []byte
-	bold bool // inside *…*: Slack does not nest a marker in itself
-	ital bool
-	del  bool
+	src   []byte
+	depth int  // lists and quotes open around the block being rendered
+	bold  bool // inside *…*: Slack does not nest a marker in itself
+	ital  bool
+	del   bool
 }
 
 // container renders the blocks of n separated by sep; a list follows the
@@ -153,6 +213,14 @@ func (r *mdRender) block(n ast.Node) []tok {
 			s += string(n.ClosureLine.Value(r.src))
 		}
 		return literal(strings.TrimRight(s, "\n"), true)
+	case *ast.Blockquote, *ast.List:
+		if r.depth >= maxNesting {
+			return r.container(n, "\n")
+		}
+		r.depth++
+		defer func() { r.depth-- }()
+	}
+	switch n := n.(type) {
 	case *ast.Blockquote:
 		return prefixLines(unquote(r.container(n, "\n\n")), quoteTok, quoteTok)
 	case *ast.List:

@@ -57,12 +57,56 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"spaced star is inert", "5 * 3", "5 ∗ 3"},
 		{"snake_case stays", "set max_open_conns", "set max_open_conns"},
 		{"ampersand and angles", "a & b < c > d", "a &amp; b &lt; c &gt; d"},
+		{"nothing visible is shown as written", ">", "&gt;"},
+		{"empty link is shown as written", "[]()", "[]()"},
+		{"too deep is shown as written", strings.Repeat("> ", maxNesting+1) + "*x*", strings.Repeat("&gt; ", maxNesting+1) + "∗x∗"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := joinToks(markdown(c.in)); got != c.want {
 				t.Errorf("markdown(%q)\n got %q\nwant %q", c.in, got, c.want)
 			}
 		})
+	}
+}
+
+// TestMarkdownDegenerate: text that converts to nothing visible or nests
+// absurdly deep still renders to a valid message.
+func TestMarkdownDegenerate(t *testing.T) {
+	loadSchemas(t)
+	for _, d := range []string{">", strings.Repeat(">", interaction.MaxDetailLen), strings.Repeat("- ", interaction.MaxDetailLen/2), "<!-- -->"} {
+		r := interaction.Request{Questions: []interaction.Question{{ID: "q", Question: d[:min(len(d), interaction.MaxQuestionLen)], Detail: d,
+			Options: []interaction.Option{{Label: "a", Description: d[:min(len(d), interaction.MaxDescriptionLen)]}}}}}
+		if err := interaction.Validate(r); err != nil {
+			t.Fatal(err)
+		}
+		v := pendingView(r)
+		text, bs := Message(v)
+		reportProblems(t, checkMessage(t, d[:min(len(d), 10)], v, text, bs))
+		reportProblems(t, checkModal(t, d[:min(len(d), 10)]+" details", DetailsModal(v, 0, "")))
+	}
+}
+
+// TestMarkdownNestingBound: lists nested deeper than maxNesting stop
+// indenting there (their items align under the deepest bullet's text) and
+// keep their text.
+func TestMarkdownNestingBound(t *testing.T) {
+	var src strings.Builder
+	for i := range maxNesting + 5 {
+		src.WriteString(strings.Repeat("  ", i) + "- x\n")
+	}
+	lines := strings.Split(joinToks(markdown(src.String())), "\n")
+	if len(lines) != maxNesting+5 {
+		t.Fatalf("%d lines, want %d", len(lines), maxNesting+5)
+	}
+	for i, l := range lines {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		want := 4 * i
+		if i >= maxNesting {
+			want = 4 * maxNesting
+		}
+		if indent != want || !strings.HasSuffix(l, "x") {
+			t.Errorf("line %d = %q: indent %d, want %d", i, l, indent, want)
+		}
 	}
 }
 
