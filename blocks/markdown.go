@@ -577,9 +577,11 @@ func openers(ts []tok) []tok {
 	return stack
 }
 
-// splitToks cuts ts into chunks of at most max units, preferring to cut
+// splitToks cuts ts into chunks of at most limit units, preferring to cut
 // after a newline, then after a space. Each chunk closes the markers open
 // at its end and the next one opens them again. Blank chunks are dropped.
+// limit must hold the longest token with the markers around it (a section's
+// 3000 does: a link is at most maxLink).
 func splitToks(ts []tok, limit int) []string {
 	var out []string
 	var reopen []tok

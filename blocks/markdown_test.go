@@ -243,3 +243,39 @@ func TestQuestionTextMarkdown(t *testing.T) {
 		t.Errorf("menu description = %q", got)
 	}
 }
+
+// FuzzMarkdown: whatever the source, the conversion is inert (no ping, no
+// link but its own), and shortening and splitting it keep to their limits
+// with every marker closed.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{"**b** _i_ ~~s~~ `c`", "- a\n  - b\n1. c", "> q\n>> r", "```\n<!here>\n```", "[l](https://x.y) <a@b.c>", injection, ">", "\\*x\\*"} {
+		f.Add(s, 40)
+	}
+	f.Fuzz(func(t *testing.T, src string, max int) {
+		if len(src) > 4000 {
+			return
+		}
+		max = 5 + abs(max%3000)
+		ts := markdown(src)
+		if err := checkEscaped(joinToks(ts)); err != nil {
+			t.Fatalf("markdown(%q): %v", src, err)
+		}
+		if got := clipToks(ts, max); textLen(got) > max {
+			t.Fatalf("clipToks(%q, %d) = %q is %d long", src, max, got, textLen(got))
+		}
+		// A section holds the longest token (a link) with its markers.
+		split := maxLink + 100 + max
+		for _, c := range splitToks(ts, split) {
+			if textLen(c) > split || strings.TrimSpace(c) == "" {
+				t.Fatalf("splitToks(%q, %d): chunk %q", src, split, c)
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
