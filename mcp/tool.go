@@ -23,7 +23,7 @@ Use it when you need a decision, a preference, an approval or information only a
 How to ask well:
 - Put related questions in one call (1 to %d questions) instead of calling repeatedly.
 - Give each question a stable, short, machine-friendly "id" (e.g. "db_engine"); the answer is keyed by it.
-- "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs.
+- "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs. "question", "detail" and option descriptions are Markdown (bold, italic, ~~strike~~, code, code blocks, links, lists, quotes); header and labels are plain text; nothing you write mentions or pings anyone.
 - Offer "options" when the choices are known: short, distinct labels of a few words, each with an optional "description". The label you write is exactly the value you get back. Set "multiSelect": true when several may apply.
 - Do not add an "Other", "None" or "Skip" option: the person always gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only.
 - "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h".
