@@ -86,7 +86,7 @@ func (h *httpHandler) inspect(r *http.Request) {
 // httpCalls tracks the POSTs being served and the tool calls in flight.
 type httpCalls struct {
 	mu       sync.Mutex
-	posts    map[string]context.Context              // POST token → its request context
+	posts    map[string]context.Context                   // POST token → its request context
 	sessions map[string]map[*context.CancelCauseFunc]bool // session id → its calls' cancels
 }
 
