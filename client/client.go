@@ -197,17 +197,17 @@ func (c *Client) AskAndWaitWith(ctx context.Context, in interaction.AskInput, o 
 }
 
 func (c *Client) askAndWait(ctx context.Context, in interaction.AskInput, createFor time.Duration, onRetry func(string, error, time.Duration)) (interaction.Ask, error) {
-	b := backoff.Backoff{Min: c.minBackoff, Max: c.maxBackoff}
-	create := interaction.Retry{Forever: true, Backoff: b}
+	pacer := func() interaction.Pacer { return &backoff.Backoff{Min: c.minBackoff, Max: c.maxBackoff} }
+	create := interaction.Retry{Forever: true, Backoff: pacer()}
 	if createFor > 0 {
-		create = interaction.Retry{For: createFor, Backoff: b}
+		create = interaction.Retry{For: createFor, Backoff: pacer()}
 	}
 	if in.IdempotencyKey == "" {
 		in.IdempotencyKey = newKey()
 	}
 	return interaction.AskAndWait(ctx, pollService{c}, in, interaction.AwaitOptions{
 		CreateRetry:     create,
-		WaitRetry:       interaction.Retry{Forever: true, Backoff: b},
+		WaitRetry:       interaction.Retry{Forever: true, Backoff: pacer()},
 		Retryable:       retryable,
 		MaybeCreated:    func(err error) bool { return !isDialError(err) },
 		OnRetry:         onRetry,

@@ -110,9 +110,10 @@ func (b *Bridge) serve(ctx, qctx context.Context, q *question) {
 	b.deliver(ctx, q, ask.ID, replyFor(q.req, ask), log)
 }
 
-// retryBackoff paces the retries of creating and waiting for an ask.
-func (b *Bridge) retryBackoff() backoff.Backoff {
-	return backoff.Backoff{Min: b.cfg.Backoff.Min, Max: max(respondMaxDelay, b.cfg.Backoff.Min), Jitter: retryJitter}
+// retryBackoff paces the retries of creating and waiting for an ask, and
+// of replying to the host.
+func (b *Bridge) retryBackoff() *backoff.Backoff {
+	return &backoff.Backoff{Min: b.cfg.Backoff.Min, Max: max(respondMaxDelay, b.cfg.Backoff.Min), Jitter: retryJitter}
 }
 
 // input is the AskInput of q: the session title as agent name, the rpcId as

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/slackask/slackask/internal/backoff"
 )
 
 // Defaults of AwaitOptions.
@@ -17,10 +15,21 @@ const (
 	DefaultCreateTimeout = time.Minute
 	// DefaultWithdrawTimeout bounds the withdrawal of an abandoned ask.
 	DefaultWithdrawTimeout = 30 * time.Second
+	// DefaultRetryPause is the pause between retries of a Retry without a
+	// Pacer.
+	DefaultRetryPause = time.Second
 	// minRewait keeps a Wait that returns a pending ask early (a long poll
 	// that elapsed) from becoming a busy loop.
 	minRewait = 250 * time.Millisecond
 )
+
+// Pacer yields the pauses between the attempts of one retry loop;
+// *backoff.Backoff (internal/backoff) is the one the front doors use. The
+// package keeps to the standard library, so it takes the interface.
+type Pacer interface {
+	Next() time.Duration // the pause before the next attempt
+	Reset()              // after a success
+}
 
 // Retry says how long an operation that keeps failing is retried. The zero
 // value retries nothing.
@@ -32,9 +41,22 @@ type Retry struct {
 	// Attempts bounds the attempts of a run of failures (0: no bound of
 	// count). With both For and Attempts zero nothing is retried.
 	Attempts int
-	// Backoff paces the attempts; the zero value is backoff's default
-	// (1 s doubling to 30 s).
-	Backoff backoff.Backoff
+	// Backoff paces the attempts; nil pauses DefaultRetryPause each time.
+	// It is used by one AskAndWait call at a time.
+	Backoff Pacer
+}
+
+func (r Retry) pause() time.Duration {
+	if r.Backoff == nil {
+		return DefaultRetryPause
+	}
+	return r.Backoff.Next()
+}
+
+func (r Retry) reset() {
+	if r.Backoff != nil {
+		r.Backoff.Reset()
+	}
 }
 
 // again reports whether an operation that has failed attempts times in a
@@ -141,7 +163,6 @@ func AskAndWait(ctx context.Context, svc AskService, in AskInput, o AwaitOptions
 }
 
 func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions, retryable func(error) bool) (Ask, error) {
-	b := o.CreateRetry.Backoff
 	var (
 		since        time.Time
 		maybeCreated bool
@@ -164,7 +185,7 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 		if !retryable(err) || ctx.Err() != nil || !o.CreateRetry.again(attempt, since) {
 			break
 		}
-		pause := b.Next()
+		pause := o.CreateRetry.pause()
 		if o.OnRetry != nil {
 			o.OnRetry("create", err, pause)
 		}
@@ -197,7 +218,6 @@ func waitAsk(ctx context.Context, svc AskService, ask Ask, o AwaitOptions, retry
 		wctx, cancel = context.WithTimeout(ctx, o.WaitFor)
 		defer cancel()
 	}
-	b := o.WaitRetry.Backoff
 	var since time.Time
 	attempts := 0
 	for !ask.Status.Ended() {
@@ -212,7 +232,7 @@ func waitAsk(ctx context.Context, svc AskService, ask Ask, o AwaitOptions, retry
 		switch {
 		case err == nil:
 			ask, since, attempts = cur, time.Time{}, 0
-			b.Reset()
+			o.WaitRetry.reset()
 			// A Wait that returned a pending ask early (a long poll that
 			// elapsed) is repeated, without spinning.
 			if d := time.Since(start); !ask.Status.Ended() && d < minRewait {
@@ -234,7 +254,7 @@ func waitAsk(ctx context.Context, svc AskService, ask Ask, o AwaitOptions, retry
 				}
 				return ask, err
 			}
-			pause := b.Next()
+			pause := o.WaitRetry.pause()
 			if o.OnRetry != nil {
 				o.OnRetry("wait", err, pause)
 			}

@@ -133,7 +133,8 @@ func (f *fakeAsks) counts() (creates, withdrawals int, notes []string) {
 	return f.creates, f.withdrawals, append([]string(nil), f.notes...)
 }
 
-var fast = backoff.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1}
+// fast paces test retries: 1 ms each.
+func fast() interaction.Pacer { return &backoff.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1} }
 
 func oneQuestion() interaction.AskInput {
 	return interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{q("a", "Yes", "No")}}}
@@ -208,7 +209,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		var retries []string
 		go func() { f.end(<-f.waiting, interaction.StatusExpired, nil) }()
 		ask, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			CreateRetry: interaction.Retry{Attempts: 3, Backoff: fast},
+			CreateRetry: interaction.Retry{Attempts: 3, Backoff: fast()},
 			OnRetry:     func(op string, _ error, _ time.Duration) { retries = append(retries, op) },
 		})
 		if c, _, _ := f.counts(); err != nil || ask.Status != interaction.StatusExpired || c != 3 || len(retries) != 2 {
@@ -219,7 +220,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		f := newFakeAsks()
 		f.createErrs = []error{errors.New("refused"), errors.New("refused"), errors.New("refused")}
 		_, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			CreateRetry: interaction.Retry{Attempts: 2, Backoff: fast},
+			CreateRetry: interaction.Retry{Attempts: 2, Backoff: fast()},
 		})
 		if c, _, _ := f.counts(); err == nil || c != 2 {
 			t.Fatalf("err %v after %d creates; want an error after 2", err, c)
@@ -229,7 +230,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		f := newFakeAsks()
 		f.createErrs = []error{interaction.Errorf(interaction.InvalidQuestion, "no")}
 		_, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			CreateRetry: interaction.Retry{Forever: true, Backoff: fast},
+			CreateRetry: interaction.Retry{Forever: true, Backoff: fast()},
 		})
 		if c, _, _ := f.counts(); interaction.ErrorCode(err) != interaction.InvalidQuestion || c != 1 {
 			t.Fatalf("err %v after %d creates", err, c)
@@ -239,7 +240,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		f := newFakeAsks()
 		f.waitErrs = []error{errors.New("down"), errors.New("down"), errors.New("down")}
 		ask, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			WaitRetry: interaction.Retry{Attempts: 2, Backoff: fast}, Note: "nobody listens",
+			WaitRetry: interaction.Retry{Attempts: 2, Backoff: fast()}, Note: "nobody listens",
 		})
 		if _, w, notes := f.counts(); err == nil || ask.Status != interaction.StatusAborted || w != 1 || notes[0] != "nobody listens" {
 			t.Fatalf("AskAndWait = %+v, %v; %d withdrawals %q", ask, err, w, notes)
@@ -250,7 +251,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		f.waitErrs = []error{errors.New("down")}
 		go func() { f.end(<-f.waiting, interaction.StatusCancelled, nil) }()
 		ask, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			WaitRetry: interaction.Retry{For: time.Minute, Backoff: fast},
+			WaitRetry: interaction.Retry{For: time.Minute, Backoff: fast()},
 		})
 		if err != nil || ask.Status != interaction.StatusCancelled {
 			t.Fatalf("AskAndWait = %+v, %v", ask, err)
@@ -260,7 +261,7 @@ func TestAskAndWaitRetries(t *testing.T) {
 		f := newFakeAsks()
 		f.waitErrs = []error{interaction.Errorf(interaction.NotFound, "gone")}
 		_, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
-			WaitRetry: interaction.Retry{Forever: true, Backoff: fast},
+			WaitRetry: interaction.Retry{Forever: true, Backoff: fast()},
 		})
 		if _, w, _ := f.counts(); interaction.ErrorCode(err) != interaction.NotFound || w != 0 {
 			t.Fatalf("err %v, %d withdrawals", err, w)
@@ -276,7 +277,7 @@ func TestAskAndWaitMaybeCreated(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	svc := &loseFirst{fakeAsks: f, err: lost, cancel: cancel}
 	ask, err := interaction.AskAndWait(ctx, svc, oneQuestion(), interaction.AwaitOptions{
-		CreateRetry:  interaction.Retry{Forever: true, Backoff: fast},
+		CreateRetry:  interaction.Retry{Forever: true, Backoff: fast()},
 		MaybeCreated: func(err error) bool { return errors.Is(err, lost) },
 	})
 	if c, w, _ := f.counts(); err != nil || ask.Status != interaction.StatusAborted || c != 2 || w != 1 {
@@ -286,7 +287,7 @@ func TestAskAndWaitMaybeCreated(t *testing.T) {
 	// nothing to withdraw.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	_, err = interaction.AskAndWait(ctx2, &loseFirst{fakeAsks: newFakeAsks(), err: lost, cancel: cancel2}, oneQuestion(),
-		interaction.AwaitOptions{CreateRetry: interaction.Retry{Forever: true, Backoff: fast}})
+		interaction.AwaitOptions{CreateRetry: interaction.Retry{Forever: true, Backoff: fast()}})
 	if interaction.ErrorCode(err) != interaction.AskAborted {
 		t.Fatalf("err %v, want ASK_ABORTED", err)
 	}

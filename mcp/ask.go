@@ -89,7 +89,7 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 	log := t.log
 	stop := func() {}
 	ask, err := interaction.AskAndWait(ctx, t.svc, in, interaction.AwaitOptions{
-		WaitRetry: interaction.Retry{For: t.retryFor(), Backoff: backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}},
+		WaitRetry: interaction.Retry{For: t.retryFor(), Backoff: &backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}},
 		Retryable: func(err error) bool { return interaction.ErrorCode(err) != interaction.NotFound },
 		WaitFor:   waitFor,
 		Abandoned: func() (bool, string) { return t.abandoned(ctx, key, tagged, log), "" },
