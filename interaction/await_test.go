@@ -134,7 +134,9 @@ func (f *fakeAsks) counts() (creates, withdrawals int, notes []string) {
 }
 
 // fast paces test retries: 1 ms each.
-func fast() interaction.Pacer { return &backoff.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1} }
+func fast() interaction.Pacer {
+	return &backoff.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1}
+}
 
 func oneQuestion() interaction.AskInput {
 	return interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{q("a", "Yes", "No")}}}
