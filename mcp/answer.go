@@ -18,6 +18,9 @@ import (
 func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 	ctx, done := t.callContext(ctx, req)
 	defer done()
+	if key, ok := keyOf(req); ok && t.cancels != nil {
+		defer t.cancels.forget(key)
+	}
 
 	var in getAnswerInput
 	if err := checkObject(req.Params.Arguments, &in, ` with an "id"`); err != nil {

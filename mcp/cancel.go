@@ -53,21 +53,39 @@ func timeoutReason(reason string) bool {
 
 type callKey struct{ session, id string }
 
-// cancels records the reasons of notifications/cancelled.
+// maxTracked bounds the calls cancels tracks. A tools/call whose handler
+// never runs (an unknown tool) is never forgotten; past the bound the
+// tracking starts afresh, and a call in flight then is withdrawn on any
+// cancel, as without tracking.
+const maxTracked = 10000
+
+// cancels records the reasons of notifications/cancelled for the tagged
+// calls in flight.
 type cancels struct {
-	mu      sync.Mutex
-	reasons map[callKey]string
-	arrived map[callKey]chan struct{} // closed when the reason is recorded
+	mu       sync.Mutex
+	inflight map[callKey]bool
+	reasons  map[callKey]string
+	arrived  map[callKey]chan struct{} // closed when the reason is recorded
 }
 
 func newCancels() *cancels {
-	return &cancels{reasons: map[callKey]string{}, arrived: map[callKey]chan struct{}{}}
+	return &cancels{inflight: map[callKey]bool{}, reasons: map[callKey]string{}, arrived: map[callKey]chan struct{}{}}
+}
+
+func (c *cancels) track(k callKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.inflight) >= maxTracked {
+		clear(c.inflight)
+		clear(c.reasons)
+	}
+	c.inflight[k] = true
 }
 
 func (c *cancels) record(k callKey, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.reasons[k]; ok {
+	if _, ok := c.reasons[k]; ok || !c.inflight[k] {
 		return
 	}
 	c.reasons[k] = reason
@@ -107,6 +125,7 @@ func (c *cancels) reason(k callKey, grace time.Duration) (string, bool) {
 func (c *cancels) forget(k callKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.inflight, k)
 	delete(c.reasons, k)
 	delete(c.arrived, k)
 }
@@ -123,7 +142,9 @@ func (c *cancels) inspect(session string, msg jsonrpc.Message) jsonrpc.Message {
 		if !req.ID.IsValid() {
 			return msg
 		}
-		if p, err := tagParams(req.Params, idString(req.ID.Raw())); err == nil {
+		id := idString(req.ID.Raw())
+		if p, err := tagParams(req.Params, id); err == nil {
+			c.track(callKey{session, id})
 			cp := *req
 			cp.Params = p
 			return &cp

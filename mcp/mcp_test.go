@@ -1195,3 +1195,73 @@ func TestStdioEOFWithdraws(t *testing.T) {
 	cancel()
 	<-done
 }
+
+func TestTimeoutReason(t *testing.T) {
+	for reason, want := range map[string]bool{
+		"McpError: MCP error -32001: Request timed out": true, // the TypeScript SDK (Claude Code, Agent SDK)
+		"Request timed out":                             true,
+		"context deadline exceeded":                     true, // the go-sdk
+		"context canceled":                              false,
+		"User cancelled":                                false,
+		"":                                              false,
+	} {
+		if got := timeoutReason(reason); got != want {
+			t.Errorf("timeoutReason(%q) = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+// TestHTTPCancelReasons: as the TypeScript SDK does, a client sends
+// notifications/cancelled and keeps the call's stream open. A reason that
+// speaks of a timeout leaves the question open (the stream gets "Still
+// waiting"); any other withdraws it.
+func TestHTTPCancelReasons(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		keep   bool
+	}{
+		{"McpError: MCP error -32001: Request timed out", true},
+		{"The user pressed Esc", false},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, "http", svc, Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+				"params": map[string]any{"name": ToolName, "arguments": simpleArgs()}})
+			stream := make(chan string, 1)
+			go func() {
+				resp, err := c.rawRequest(ctx, http.MethodPost, string(body))
+				if err != nil {
+					stream <- err.Error()
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				stream <- string(b)
+			}()
+			id := recv(t, svc.created, "the ask")
+			note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+				"params": map[string]any{"requestId": 77, "reason": tc.reason}})
+			resp, err := c.rawRequest(ctx, http.MethodPost, string(note))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			got := recv(t, stream, "the call's stream to end")
+			if tc.keep {
+				if !strings.Contains(got, "Still waiting") || !strings.Contains(got, id) {
+					t.Fatalf("stream %q, want Still waiting with %s", got, id)
+				}
+				if a := svc.status(t, id); a.Status != interaction.StatusPending {
+					t.Fatalf("ask %s, want it open", a.Status)
+				}
+				return
+			}
+			if w := recv(t, svc.withdrawn, "the withdrawal"); w != id {
+				t.Fatalf("withdrew %s, want %s", w, id)
+			}
+		})
+	}
+}
