@@ -185,6 +185,9 @@ type WaitOptions struct {
 	// CreateFor, when positive, bounds how long creating may keep failing
 	// (a server that cannot be reached); zero retries until ctx ends.
 	CreateFor time.Duration
+	// WaitFor, when positive, bounds how long waiting may keep failing (a
+	// server gone for good); zero retries until ctx ends.
+	WaitFor time.Duration
 	// OnRetry, when set, is called before each retry with the operation
 	// ("create", "wait"), the error and the pause, so that a command can
 	// say what it is trying.
@@ -193,21 +196,19 @@ type WaitOptions struct {
 
 // AskAndWaitWith is AskAndWait tuned by o.
 func (c *Client) AskAndWaitWith(ctx context.Context, in interaction.AskInput, o WaitOptions) (interaction.Ask, error) {
-	return c.askAndWait(ctx, in, o.CreateFor, o.OnRetry)
+	return c.askAndWait(ctx, in, o, o.OnRetry)
 }
 
-func (c *Client) askAndWait(ctx context.Context, in interaction.AskInput, createFor time.Duration, onRetry func(string, error, time.Duration)) (interaction.Ask, error) {
-	pacer := func() interaction.Pacer { return &backoff.Backoff{Min: c.minBackoff, Max: c.maxBackoff} }
-	create := interaction.Retry{Forever: true, Backoff: pacer()}
-	if createFor > 0 {
-		create = interaction.Retry{For: createFor, Backoff: pacer()}
+func (c *Client) askAndWait(ctx context.Context, in interaction.AskInput, o WaitOptions, onRetry func(string, error, time.Duration)) (interaction.Ask, error) {
+	retry := func(d time.Duration) interaction.Retry {
+		return interaction.Retry{Forever: d <= 0, For: d, Backoff: &backoff.Backoff{Min: c.minBackoff, Max: c.maxBackoff}}
 	}
 	if in.IdempotencyKey == "" {
 		in.IdempotencyKey = newKey()
 	}
 	return interaction.AskAndWait(ctx, pollService{c}, in, interaction.AwaitOptions{
-		CreateRetry:     create,
-		WaitRetry:       interaction.Retry{Forever: true, Backoff: pacer()},
+		CreateRetry:     retry(o.CreateFor),
+		WaitRetry:       retry(o.WaitFor),
 		Retryable:       retryable,
 		MaybeCreated:    func(err error) bool { return !isDialError(err) },
 		OnRetry:         onRetry,

@@ -44,7 +44,11 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 	fs.StringVar(&f.detail, "detail", "", "more detail under the question (mrkdwn-safe: shown as text)")
 	fs.StringVar(&f.channel, "channel", "", "channel id to ask in (default SLACKASK_CHANNEL)")
 	fs.StringVar(&f.user, "user", "", "user id to ask by direct message")
-	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (e.g. 30m); 0 = server default")
+	fs.Func("timeout", "how long the question stays open (e.g. 30m, or seconds); 0 = server default", func(v string) error {
+		d, err := interaction.ParseDuration(v)
+		f.timeout = d
+		return err
+	})
 	fs.StringVar(&f.jsonFile, "json", "", "read the whole request (POST /v1/asks body) from FILE, or - for stdin")
 	fs.StringVar(&f.id, "id", "answer", "the question id used in the answer")
 	fs.StringVar(&f.key, "idempotency-key", "", "reuse the ask made with this key instead of asking again")
@@ -71,9 +75,6 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 	}
 	if f.print != "json" && f.print != "label" {
 		return f, fmt.Errorf("--print %q: use json or label", f.print)
-	}
-	if f.timeout < 0 {
-		return f, errors.New("--timeout must not be negative")
 	}
 	return f, nil
 }
@@ -181,8 +182,15 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.timeout > 0 {
 		createFor = f.timeout
 	}
+	// With --timeout, a server that goes away while waiting is retried
+	// until the ask would have timed out, and a connect deadline more.
+	waitFor := time.Duration(0)
+	if f.timeout > 0 {
+		waitFor = f.timeout + connectDeadline
+	}
 	ask, err := c.AskAndWaitWith(ctx, in, client.WaitOptions{
 		CreateFor: createFor,
+		WaitFor:   waitFor,
 		OnRetry: func(op string, err error, pause time.Duration) {
 			if op == "create" {
 				fmt.Fprintf(stderr, "slackask ask: cannot reach slackask at %s: retrying in %s (%v)\n", cfg.URL, pause.Round(time.Millisecond), err)
