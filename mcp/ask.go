@@ -23,8 +23,10 @@ const (
 	// waitRetryFor is how long Wait may keep failing before the call gives up.
 	waitRetryFor = 2 * time.Minute
 	// maxKept is how many asks left open per session get_answer finds
-	// without an id.
-	maxKept = 32
+	// without an id, and maxKeptSessions how many sessions are remembered
+	// (the oldest is forgotten first).
+	maxKept         = 32
+	maxKeptSessions = 1000
 )
 
 // askTool is the handler of ask_user_question and get_answer.
@@ -38,8 +40,9 @@ type askTool struct {
 	cancels        *cancels        // reasons of notifications/cancelled, by call
 	waitRetryFor   time.Duration   // tests: 0 means waitRetryFor
 
-	mu   sync.Mutex
-	kept map[string][]string // session id → asks left open by a call that ended, oldest first
+	mu       sync.Mutex
+	kept     map[string][]string // session id → asks left open by a call that ended, oldest first
+	sessions []string            // the keys of kept, oldest first
 }
 
 // callContext returns the context of a call: it ends when the client
@@ -167,6 +170,13 @@ func (t *askTool) keep(session, id string) {
 	defer t.mu.Unlock()
 	if t.kept == nil {
 		t.kept = map[string][]string{}
+	}
+	if _, ok := t.kept[session]; !ok {
+		if len(t.sessions) >= maxKeptSessions {
+			delete(t.kept, t.sessions[0])
+			t.sessions = t.sessions[1:]
+		}
+		t.sessions = append(t.sessions, session)
 	}
 	ids := append(t.kept[session], id)
 	if len(ids) > maxKept {
