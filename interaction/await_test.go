@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeAsks is an in-memory AskService whose Create and Wait can be made to
 // fail or to block, and which records withdrawals and their notes.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -158,5 +159,20 @@ func TestVersion(t *testing.T) {
 	}
 	if v := buildVersion(); v != "devel" && !strings.HasPrefix(v, "v") {
 		t.Errorf("version %q: want devel or a module version", v)
+	}
+}
+
+// TestServeHelpListsEveryVariable: every variable of config.Config is in
+// serve --help, but those only the client commands and dev read.
+func TestServeHelpListsEveryVariable(t *testing.T) {
+	var stdout bytes.Buffer
+	run(context.Background(), []string{"serve", "--help"}, strings.NewReader(""), &stdout, io.Discard)
+	notServe := map[string]bool{"SLACKASK_URL": true, "SLACKASK_DEV_ADDR": true}
+	ct := reflect.TypeFor[config.Config]()
+	for i := range ct.NumField() {
+		name := ct.Field(i).Tag.Get("envconfig")
+		if name != "" && !notServe[name] && !strings.Contains(stdout.String(), "  "+name+" ") {
+			t.Errorf("serve --help does not list %s", name)
+		}
 	}
 }
