@@ -136,8 +136,9 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 //   - notifications/cancelled whose reason speaks of a timeout: keep; with
 //     any other reason, or none: withdraw;
 //   - an HTTP request that dropped without notifications/cancelled (within
-//     reasonGrace): keep, as the MCP spec says disconnection is not
-//     cancellation.
+//     reasonGrace): keep. It is how clients time out: up to protocol
+//     2025-11-25 disconnection is not cancellation, and from 2026-07-28 a
+//     closed stream is the only signal of a timeout and a stop alike.
 func (t *askTool) abandoned(ctx context.Context, key callKey, tagged bool, log zerolog.Logger) bool {
 	cause := context.Cause(ctx)
 	if errors.Is(cause, errShutdown) || errors.Is(cause, errSessionDeleted) {

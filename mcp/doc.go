@@ -26,8 +26,10 @@
 //   - notifications/cancelled with any other reason, or none: withdrawn (the
 //     ask ends as aborted and the Slack message says so);
 //   - an HTTP request carrying the call that drops without such a
-//     notification within a short grace: kept open (the MCP spec says
-//     disconnection is not cancellation);
+//     notification within a short grace: kept open. Up to protocol
+//     revision 2025-11-25 disconnection is not cancellation; from
+//     2026-07-28 a closed stream is the only signal, for a timeout and a
+//     deliberate stop alike, and losing an answer is the worse mistake;
 //   - the stdio client exiting, the HTTP session deleted, or the end of the
 //     server (Options.Context, ServeStdio's ctx): withdrawn.
 //
