@@ -961,8 +961,8 @@ func (c *conn) rawRequest(ctx context.Context, method, body string) (*http.Respo
 }
 
 // A client that drops the HTTP request carrying its call without
-// notifications/cancelled has not cancelled it (the MCP spec: disconnection
-// is not cancellation): the ask stays open and get_answer fetches it.
+// notifications/cancelled is taken to have timed out (as Claude Code does):
+// the ask stays open and get_answer fetches it.
 func TestHTTPDroppedRequestKeepsAsk(t *testing.T) {
 	svc := newFakeService()
 	var logs syncBuffer
