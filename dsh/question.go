@@ -76,6 +76,9 @@ func (b *Bridge) serve(ctx, qctx context.Context, q *question) {
 		OnRetry: func(op string, err error, pause time.Duration) {
 			log.Warn().Err(err).Str("op", op).Dur("retryIn", pause).Msg("dsh: " + op + " of the ask failed; retrying")
 		},
+		// Create outlives qctx (a posted message stays tied to its ask) but
+		// not by much, so that Run stops promptly.
+		CreateTimeout:   attemptTimeout,
 		WithdrawTimeout: withdrawTimeout,
 	})
 	switch {
