@@ -53,8 +53,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 // serveHooks lets tests see inside a running service.
 type serveHooks struct {
 	clock    clock.Clock
-	listener net.Listener      // used instead of listening on cfg.HTTPAddr
-	started  func(addr string) // called once the HTTP API listens
+	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
+	started  func(addr string)            // called once the HTTP API listens
+	service  func(interaction.AskService) // called with the ask service once it exists
 }
 
 // serve wires config → store → bot → HTTP API and runs until ctx ends.
@@ -80,6 +81,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	})
 	if err != nil {
 		return err
+	}
+	if hooks.service != nil {
+		hooks.service(b)
 	}
 	var svc interaction.Service
 	if _, err := svc.Register(b); err != nil {
