@@ -30,13 +30,26 @@
 // and what the block or element is. Option values are option indexes, never
 // labels.
 //
-// # Escaping and lengths
+// # Formatting, escaping and lengths
+//
+// Question text, detail and option descriptions are Markdown as agents
+// write it (CommonMark with ~~strikethrough~~), parsed with goldmark and
+// converted to mrkdwn: bold, italic, strike, code spans and blocks, links
+// to http/https/mailto URLs, "• "/"1. " list lines (nested ones indented),
+// "> " quotes, headings in bold (see markdown.go). In a menu, where Slack
+// shows plain_text, a description keeps only its words. Headers, agent and
+// person names and option labels are plain text: the formatting characters
+// in them are shown as look-alikes, so a "*" cannot end the bold around a
+// header. A label is displayed so but returned as written: option values
+// are indexes.
 //
 // Every caller-supplied string in a mrkdwn text or in the fallback text is
-// escaped (&, <, >), and mrkdwn objects are sent with verbatim: true so
-// Slack does not auto-link "@channel", "#channel" or URLs either. The bot
-// must not post with link_names or parse=full. Lengths are counted in UTF-16
-// code units, which is never less than the number of runes, so each Slack
-// limit holds whichever way Slack counts; text is shortened with "…" on rune
-// boundaries and never inside an escape entity.
+// escaped (&, <, >), "@here", "@channel" and "@everyone" get a zero-width
+// joiner after the "@", and mrkdwn objects are sent with verbatim: true so
+// Slack does not auto-link "#channel" or URLs either. The bot must not post
+// with link_names or parse=full. Lengths are counted in UTF-16 code units,
+// which is never less than the number of runes, so each Slack limit holds
+// whichever way Slack counts; text is shortened with "…" on rune
+// boundaries, never inside an escape entity or a link, and with every
+// formatting marker that the cut leaves open closed.
 package blocks

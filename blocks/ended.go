@@ -42,9 +42,9 @@ func answerText(v View, i int) string {
 	case item.Custom != "":
 		return "*Answer:* Other: " + clipEscaped(strings.TrimSpace(item.Custom), room)
 	case len(item.Selected) == 1:
-		return "*Answer:* " + clipEscaped(item.Selected[0], room)
+		return "*Answer:* " + clipPlain(item.Selected[0], room)
 	case len(item.Selected) > 1:
-		return "*Answers:*\n" + clipEscaped("• "+strings.Join(item.Selected, "\n• "), room)
+		return "*Answers:*\n" + clipPlain("• "+strings.Join(item.Selected, "\n• "), room)
 	}
 	return "*Answer:* _skipped_"
 }
@@ -104,8 +104,8 @@ func outcome(v View, date func(time.Time) string) string {
 	return "Ended" + at
 }
 
-// user renders who answered: a mention for a user id, else the escaped
-// name or id.
+// user renders who answered: a mention for a user id, else the name or
+// id as plain text.
 func user(u *interaction.User) string {
 	if u == nil {
 		return ""
@@ -114,9 +114,9 @@ func user(u *interaction.User) string {
 		return "<@" + u.ID + ">"
 	}
 	if n := oneLine(u.Name); n != "" {
-		return clipEscaped(n, maxAgent)
+		return clipPlain(n, maxAgent)
 	}
-	return clipEscaped(oneLine(u.ID), maxAgent)
+	return clipPlain(oneLine(u.ID), maxAgent)
 }
 
 func endedText(v View) string {

@@ -76,7 +76,7 @@ func pendingBlocks(v View) []slack.Block {
 	return append(b, bottomBlock(v))
 }
 
-// agentName is the escaped name of the agent: "Name (id)", the one that is
+// agentName is the name, as plain text in mrkdwn, of the agent: "Name (id)", the one that is
 // set, or "An agent".
 func agentName(r interaction.Request) string {
 	if r.Agent == nil {
@@ -85,11 +85,11 @@ func agentName(r interaction.Request) string {
 	name, id := oneLine(r.Agent.Name), oneLine(r.Agent.ID)
 	switch {
 	case name != "" && id != "" && name != id:
-		return clipEscaped(name, maxAgent) + " (" + clipEscaped(id, maxAgent) + ")"
+		return clipPlain(name, maxAgent) + " (" + clipPlain(id, maxAgent) + ")"
 	case name != "":
-		return clipEscaped(name, maxAgent)
+		return clipPlain(name, maxAgent)
 	case id != "":
-		return clipEscaped(id, maxAgent)
+		return clipPlain(id, maxAgent)
 	}
 	return "An agent"
 }
@@ -172,13 +172,14 @@ func pendingText(v View) string {
 	return b.String()
 }
 
-// firstQuestion is the escaped, shortened first question for the fallback
+// firstQuestion is the escaped, shortened first question (its Markdown
+// reduced to plain words) for the fallback
 // text, with a count of the others.
 func firstQuestion(r interaction.Request) string {
 	if len(r.Questions) == 0 {
 		return "(no question)"
 	}
-	s := clipEscaped(oneLine(r.Questions[0].Question), 1000)
+	s := clipEscaped(oneLine(mdPlain(r.Questions[0].Question)), 1000)
 	if n := len(r.Questions) - 1; n == 1 {
 		s += " (and 1 more question)"
 	} else if n > 1 {

@@ -95,16 +95,16 @@ func DetailsModal(v View, q int, privateMetadata string) slack.ModalViewRequest 
 	question := v.Request.Questions[q]
 	d := &details{blocksLeft: MaxModalBlocks - 1, bytesLeft: maxModalText}
 	if h := oneLine(question.Header); h != "" {
-		d.add("*" + clipEscaped(h, 400) + "*")
+		d.add("*" + clipPlain(h, 400) + "*")
 	}
-	d.addText(strings.TrimSpace(question.Question))
+	d.addText(markdown(strings.TrimSpace(question.Question)))
 	if detail := strings.TrimSpace(question.Detail); detail != "" {
 		title := "*Details*"
 		if isPlanReview(question) {
 			title = "*Plan*"
 		}
 		d.add(title)
-		d.addText(detail)
+		d.addText(markdown(detail))
 	}
 	if _, cut := menuOptions(question); cut {
 		d.add("*Options*")
@@ -117,17 +117,27 @@ func DetailsModal(v View, q int, privateMetadata string) slack.ModalViewRequest 
 	return m
 }
 
-// optionList lists every option: "• label — description".
-func optionList(q interaction.Question) string {
-	var b strings.Builder
+// optionList lists every option: "• label — description", the label plain
+// text, the description Markdown.
+func optionList(q interaction.Question) []tok {
+	var out []tok
 	for _, o := range q.Options {
-		b.WriteString("• " + oneLine(o.Label))
-		if d := oneLine(o.Description); d != "" {
-			b.WriteString(" — " + d)
+		out = append(out, tok{s: "• "})
+		for _, r := range defusePings(oneLine(o.Label)) {
+			out = append(out, tok{s: plainRune(r)})
 		}
-		b.WriteString("\n")
+		if d := strings.TrimSpace(o.Description); d != "" {
+			out = append(out, tok{s: " — "})
+			for _, t := range unquote(markdown(d)) {
+				if t == nlTok {
+					t = tok{s: " "}
+				}
+				out = append(out, t)
+			}
+		}
+		out = append(out, nlTok)
 	}
-	return b.String()
+	return out
 }
 
 // details collects the sections of DetailsModal within a budget of blocks
@@ -154,9 +164,9 @@ func (d *details) add(text string) {
 	d.blocks = append(d.blocks, section(text, fmt.Sprintf("details-%d", len(d.blocks))))
 }
 
-// addText escapes raw caller text and appends it in sections.
-func (d *details) addText(raw string) {
-	for _, chunk := range splitEscaped(raw, maxSection) {
+// addText appends converted text in sections.
+func (d *details) addText(ts []tok) {
+	for _, chunk := range splitToks(ts, maxSection) {
 		d.add(chunk)
 	}
 }

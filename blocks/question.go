@@ -29,34 +29,35 @@ func questionBlocks(v View, i int) []slack.Block {
 	return out
 }
 
-// questionText renders *header*, question and detail as mrkdwn of at most
-// max units. When they do not fit, the question and the detail are
-// shortened (the detail keeping at least a third of the room when long)
-// and cutNote is appended; cut reports that.
+// questionText renders *header* (plain text), question and detail
+// (Markdown, converted to mrkdwn) of at most max units. When they do not
+// fit, the question and the detail are shortened (the detail keeping at
+// least a third of the room when long) and cutNote is appended; cut
+// reports that.
 func questionText(q interaction.Question, max int, cutNote string) (text string, cut bool) {
 	head := ""
 	if h := oneLine(q.Header); h != "" {
-		head = "*" + clipEscaped(h, 400) + "*\n"
+		head = "*" + clipPlain(h, 400) + "*\n"
 	}
-	question, detail := strings.TrimSpace(q.Question), strings.TrimSpace(q.Detail)
+	question, detail := markdown(strings.TrimSpace(q.Question)), markdown(strings.TrimSpace(q.Detail))
 	label := ""
 	if isPlanReview(q) {
 		label = "*Plan:*\n"
 	}
 	sep := ""
-	if detail != "" {
+	if len(detail) > 0 {
 		sep = "\n\n" + label
 	}
-	eq, ed := escape(question), escape(detail)
-	if textLen(head)+textLen(eq)+textLen(sep)+textLen(ed) <= max {
-		return head + eq + sep + ed, false
+	lq, ld := toksLen(question), toksLen(detail)
+	if textLen(head)+lq+textLen(sep)+ld <= max {
+		return head + joinToks(question) + sep + joinToks(detail), false
 	}
 	room := max - textLen(head) - textLen(cutNote) - textLen(sep)
-	qRoom := min(textLen(eq), room-min(textLen(ed), room/3))
-	cq := clipEscaped(question, qRoom)
+	qRoom := min(lq, room-min(ld, room/3))
+	cq := clipToks(question, qRoom)
 	text = head + cq
-	if detail != "" {
-		text += sep + clipEscaped(detail, room-textLen(cq))
+	if len(detail) > 0 {
+		text += sep + clipToks(detail, room-textLen(cq))
 	}
 	return text + cutNote, true
 }
@@ -75,7 +76,7 @@ func menuOptions(q interaction.Question) (opts []*slack.OptionBlockObject, cut b
 		label := oneLine(o.Label)
 		cut = cut || textLen(label) > maxOptionText
 		opts[j] = &slack.OptionBlockObject{Text: plain(clip(label, maxOptionText)), Value: strconv.Itoa(j)}
-		if d := oneLine(o.Description); d != "" {
+		if d := oneLine(mdPlain(o.Description)); d != "" {
 			cut = cut || textLen(d) > maxOptionText
 			opts[j].Description = plain(clip(d, maxOptionText))
 		}

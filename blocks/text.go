@@ -43,8 +43,10 @@ func escapeRune(r rune) string {
 	return string(r)
 }
 
-// escape makes caller text inert in mrkdwn: no mention, link or command.
+// escape makes caller text inert in mrkdwn: no mention, link or command,
+// and no @here, @channel or @everyone.
 func escape(s string) string {
+	s = defusePings(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -67,6 +69,7 @@ func clip(s string, max int) string {
 // clipEscaped escapes s and shortens the result to at most max units,
 // ending it with "…" when cut, never inside an entity.
 func clipEscaped(s string, max int) string {
+	s = defusePings(s)
 	e := escape(s)
 	if textLen(e) <= max {
 		return e
@@ -87,53 +90,6 @@ func clipPieces(s string, max int, piece func(rune) string) string {
 		n += l
 	}
 	return strings.TrimRight(b.String(), " \t\n\u200d") + ellipsis
-}
-
-// splitEscaped escapes s and cuts it into chunks of at most max units,
-// preferring to cut after a newline, then after a space, never inside an
-// entity. Chunks are trimmed; blank ones are dropped.
-func splitEscaped(s string, max int) []string {
-	var pieces []string
-	for _, r := range s {
-		pieces = append(pieces, escapeRune(r))
-	}
-	var out []string
-	for len(pieces) > 0 {
-		n := fitting(pieces, max)
-		if n < len(pieces) {
-			n = breakPoint(pieces[:n])
-		}
-		chunk := strings.TrimRight(strings.TrimLeft(strings.Join(pieces[:n], ""), "\n"), " \t\n")
-		if strings.TrimSpace(chunk) != "" {
-			out = append(out, chunk)
-		}
-		pieces = pieces[n:]
-	}
-	return out
-}
-
-// fitting returns how many of pieces fit in limit units (at least one).
-func fitting(pieces []string, limit int) int {
-	n := 0
-	for i, p := range pieces {
-		if n += textLen(p); n > limit {
-			return max(i, 1)
-		}
-	}
-	return len(pieces)
-}
-
-// breakPoint returns where to cut pieces: after the last newline or else
-// the last space in its second half, else at its end.
-func breakPoint(pieces []string) int {
-	for _, sep := range []string{"\n", " "} {
-		for i := len(pieces) - 1; i >= len(pieces)/2; i-- {
-			if pieces[i] == sep {
-				return i + 1
-			}
-		}
-	}
-	return len(pieces)
 }
 
 // plain returns a plain_text object.

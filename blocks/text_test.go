@@ -52,9 +52,9 @@ func TestClipEscapedNeverSplitsEntities(t *testing.T) {
 	}
 }
 
-func TestSplitEscaped(t *testing.T) {
+func TestSplitToks(t *testing.T) {
 	text := longString("word", 9000) + "\n" + strings.Repeat("&<>🙂", 3000) + "\n\n\n   \n" + strings.Repeat("x", 7000)
-	chunks := splitEscaped(text, 3000)
+	chunks := splitToks(literal(text, true), 3000)
 	var joined strings.Builder
 	for i, c := range chunks {
 		if textLen(c) > 3000 || strings.TrimSpace(c) == "" || !utf8.ValidString(c) {
@@ -69,7 +69,7 @@ func TestSplitEscaped(t *testing.T) {
 	if strip(joined.String()) != strip(escape(text)) {
 		t.Error("chunks lose text")
 	}
-	if got := splitEscaped(" \n\t", 10); len(got) != 0 {
+	if got := splitToks(markdown(" \n\t"), 10); len(got) != 0 {
 		t.Errorf("blank text: %q", got)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 )
 
 // Defaults of AskAndWait.
@@ -34,6 +34,8 @@ const (
 	// MinBackoff and MaxBackoff bound the pause between retries.
 	MinBackoff = 250 * time.Millisecond
 	MaxBackoff = 5 * time.Second
+	// CreateTimeout bounds one create of AskAndWait.
+	CreateTimeout = 30 * time.Second
 	// WithdrawTimeout bounds the withdrawal after the caller's ctx ends.
 	WithdrawTimeout = 5 * time.Second
 	// requestSlack is added to a request's own wait for its deadline, so
@@ -54,6 +56,9 @@ type Client struct {
 	pollWait   time.Duration
 	minBackoff time.Duration
 	maxBackoff time.Duration
+	// createTimeout bounds one create of AskAndWait, which runs to its end
+	// even when the caller's ctx ends.
+	createTimeout time.Duration
 }
 
 // New returns a client of the API at baseURL (e.g. "http://127.0.0.1:8080",
@@ -72,6 +77,8 @@ func New(baseURL, token string, hc *http.Client) *Client {
 		pollWait:   PollWait,
 		minBackoff: MinBackoff,
 		maxBackoff: MaxBackoff,
+
+		createTimeout: CreateTimeout,
 	}
 }
 
@@ -154,7 +161,9 @@ func (c *Client) List(ctx context.Context, f interaction.ListFilter) ([]interact
 //
 //   - it sets in.IdempotencyKey to a random key when empty, so a retried
 //     create never posts twice;
-//   - it creates the ask, then long-polls GET ?wait=50s until the ask ends;
+//   - it creates the ask (the create runs to its end even when ctx ends, so
+//     that an ask the server made is known and withdrawn), then long-polls
+//     GET ?wait=50s until the ask ends;
 //   - on a connection error or a 5xx response (but SLACK_ERROR) it retries
 //     with backoff from 250ms doubling to 5s, forever, re-attaching by id;
 //   - when ctx ends it withdraws the ask with a fresh 5s context (creating
@@ -168,114 +177,74 @@ func (c *Client) List(ctx context.Context, f interaction.ListFilter) ([]interact
 // (an ASK_ABORTED *interaction.Error); the ask then holds what was last
 // seen (empty ID if never created). Use ExitCode for the CLI status.
 func (c *Client) AskAndWait(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	if err := ctx.Err(); err != nil {
-		return interaction.Ask{}, interaction.Errorf(interaction.AskAborted, "ask and wait: cancelled before asking (%v)", err)
+	return c.AskAndWaitWith(ctx, in, WaitOptions{})
+}
+
+// WaitOptions tune AskAndWaitWith.
+type WaitOptions struct {
+	// CreateFor, when positive, bounds how long creating may keep failing
+	// (a server that cannot be reached); zero retries until ctx ends.
+	CreateFor time.Duration
+	// WaitFor, when positive, bounds how long waiting may keep failing (a
+	// server gone for good); zero retries until ctx ends.
+	WaitFor time.Duration
+	// OnRetry, when set, is called before each retry with the operation
+	// ("create", "wait"), the error and the pause, so that a command can
+	// say what it is trying.
+	OnRetry func(op string, err error, pause time.Duration)
+}
+
+// AskAndWaitWith is AskAndWait tuned by o.
+func (c *Client) AskAndWaitWith(ctx context.Context, in interaction.AskInput, o WaitOptions) (interaction.Ask, error) {
+	return c.askAndWait(ctx, in, o, o.OnRetry)
+}
+
+func (c *Client) askAndWait(ctx context.Context, in interaction.AskInput, o WaitOptions, onRetry func(string, error, time.Duration)) (interaction.Ask, error) {
+	retry := func(d time.Duration) interaction.Retry {
+		return interaction.Retry{Forever: d <= 0, For: d, Backoff: &backoff.Backoff{Min: c.minBackoff, Max: c.maxBackoff}}
 	}
 	if in.IdempotencyKey == "" {
 		in.IdempotencyKey = newKey()
 	}
-	var (
-		ask          interaction.Ask
-		backoff      = c.minBackoff
-		maybeCreated bool // a create may have reached the server
-	)
-	// Create.
-	for ctx.Err() == nil {
-		a, err := c.createOnce(ctx, in)
-		if err == nil {
-			ask = a
-			break
-		}
-		if !isDialError(err) {
-			maybeCreated = true
-		}
-		if ctx.Err() != nil {
-			return c.abandon(in, interaction.Ask{}, maybeCreated)
-		}
-		if !retryable(err) {
-			return interaction.Ask{}, err
-		}
-		if !c.sleep(ctx, &backoff) {
-			break
-		}
-	}
-	if ask.ID == "" {
-		return c.abandon(in, interaction.Ask{}, maybeCreated)
-	}
-	// Wait.
-	backoff = c.minBackoff
-	for !ask.Status.Ended() {
-		a, err := c.getOnce(ctx, ask.ID)
-		if err == nil {
-			ask, backoff = a, c.minBackoff
-			continue
-		}
-		if ctx.Err() != nil {
-			return c.abandon(in, ask, true)
-		}
-		if !retryable(err) {
-			return ask, err
-		}
-		if !c.sleep(ctx, &backoff) {
-			return c.abandon(in, ask, true)
-		}
-	}
-	return ask, nil
+	return interaction.AskAndWait(ctx, pollService{c}, in, interaction.AwaitOptions{
+		CreateRetry:     retry(o.CreateFor),
+		WaitRetry:       retry(o.WaitFor),
+		Retryable:       retryable,
+		MaybeCreated:    func(err error) bool { return !isDialError(err) },
+		OnRetry:         onRetry,
+		CreateTimeout:   c.createTimeout,
+		WithdrawTimeout: WithdrawTimeout,
+	})
 }
 
-// abandon withdraws the ask after the caller's ctx ended. Without an id but
-// with a create that may have landed, it re-creates with the same key to
-// learn the id (the server returns the existing ask) and withdraws that.
-func (c *Client) abandon(in interaction.AskInput, ask interaction.Ask, maybeCreated bool) (interaction.Ask, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), WithdrawTimeout)
-	defer cancel()
-	if ask.ID == "" {
-		if !maybeCreated {
-			return ask, interaction.Errorf(interaction.AskAborted, "ask and wait: cancelled before the ask was created")
-		}
-		a, err := c.Create(ctx, in, 0)
-		if err != nil {
-			return ask, fmt.Errorf("ask and wait: cancelled; the ask may exist but could not be withdrawn: %w",
-				interaction.Errorf(interaction.AskAborted, "%v", err))
-		}
-		ask = a
-	}
-	if ask.Status.Ended() {
-		return ask, nil
-	}
-	a, err := c.Withdraw(ctx, ask.ID)
-	if err != nil {
-		return ask, fmt.Errorf("ask and wait: cancelled; withdrawing ask %s failed: %w",
-			ask.ID, interaction.Errorf(interaction.AskAborted, "%v", err))
-	}
-	return a, nil
+// pollService is the AskService of AskAndWait: one long-poll per Wait,
+// each bounded so that a server that vanished without closing the
+// connection is noticed.
+type pollService struct{ c *Client }
+
+func (p pollService) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
+	return p.c.Create(ctx, in, 0)
 }
 
-// sleep waits the backoff (with ±20% jitter) and doubles it up to the cap;
-// it returns false when ctx ended first.
-func (c *Client) sleep(ctx context.Context, backoff *time.Duration) bool {
-	d := *backoff
-	d += time.Duration((mrand.Float64()*0.4 - 0.2) * float64(d))
-	*backoff = min(*backoff*2, c.maxBackoff)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+func (p pollService) Get(ctx context.Context, id string) (interaction.Ask, error) {
+	return p.c.Get(ctx, id, 0)
 }
 
-// createOnce and getOnce are one attempt of AskAndWait: a long-poll of
-// pollWait whose request ends requestSlack later at the latest, so that a
-// server that vanished without closing the connection is noticed.
-func (c *Client) createOnce(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.pollWait+requestSlack)
-	defer cancel()
-	return c.Create(ctx, in, c.pollWait)
+func (p pollService) Wait(ctx context.Context, id string) (interaction.Ask, error) {
+	return p.c.getOnce(ctx, id)
 }
 
+func (p pollService) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
+	return p.c.Withdraw(ctx, id)
+}
+
+func (p pollService) List(ctx context.Context, f interaction.ListFilter) ([]interaction.Ask, error) {
+	return p.c.List(ctx, f)
+}
+
+// getOnce is one long-poll of pollWait whose request ends requestSlack
+// later at the latest, so that a server that vanished without closing the
+// connection is noticed.
 func (c *Client) getOnce(ctx context.Context, id string) (interaction.Ask, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.pollWait+requestSlack)
 	defer cancel()

@@ -162,6 +162,7 @@ func newClient(t *testing.T, baseURL string) *Client {
 	t.Cleanup(tr.CloseIdleConnections)
 	c := New(baseURL, token, &http.Client{Transport: tr})
 	c.pollWait, c.minBackoff, c.maxBackoff = 200*time.Millisecond, 5*time.Millisecond, 40*time.Millisecond
+	c.createTimeout = time.Second
 	return c
 }
 

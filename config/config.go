@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,21 +23,27 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Defaults of the variables that have one.
+// Defaults of the variables that have one. They are stated here only: Load
+// applies them (the struct tags carry no defaults).
 const (
-	DefaultSlackAPIURL = "https://slack.com/api/"
-	DefaultHTTPAddr    = "127.0.0.1:8080"
-	DefaultDatabase    = "slackask.db"
-	DefaultLogLevel    = "info"
-	DefaultLogFormat   = "json"
-	DefaultURL         = "http://127.0.0.1:8080"
-	DefaultRetention   = 720 * time.Hour
-	DefaultDevAddr     = "127.0.0.1:8090"
+	DefaultSlackAPIURL       = "https://slack.com/api/"
+	DefaultHTTPAddr          = "127.0.0.1:8080"
+	DefaultDatabase          = "slackask.db"
+	DefaultLogLevel          = "info"
+	DefaultLogFormat         = "json"
+	DefaultURL               = "http://127.0.0.1:8080"
+	DefaultRetention         = 720 * time.Hour
+	DefaultDevAddr           = "127.0.0.1:8090"
+	DefaultSocketConnections = 2
 )
+
+// MaxSocketConnections is Slack's limit of Socket Mode connections per app.
+const MaxSocketConnections = 10
 
 // Config is slackask's configuration. Each field's tag names its environment
 // variable exactly. A variable that is set but empty counts as unset for the
-// string variables that have a default; an empty duration is an error.
+// string and number variables that have a default; an empty duration is an
+// error.
 type Config struct {
 	// SlackBotToken is the bot token, xoxb-…; required by serve.
 	SlackBotToken string `envconfig:"SLACK_BOT_TOKEN"`
@@ -44,7 +51,7 @@ type Config struct {
 	// required by serve.
 	SlackAppToken string `envconfig:"SLACK_APP_TOKEN"`
 	// SlackAPIURL is the Slack Web API base URL; Load makes it end in "/".
-	SlackAPIURL string `envconfig:"SLACK_API_URL" default:"https://slack.com/api/"`
+	SlackAPIURL string `envconfig:"SLACK_API_URL"`
 	// Channel is the default conversation (channel id) for asks; empty
 	// means each ask must name one.
 	Channel string `envconfig:"SLACKASK_CHANNEL"`
@@ -52,30 +59,49 @@ type Config struct {
 	// allowed to answer, comma-separated; empty means anyone who can see
 	// the message. Load trims spaces and drops empty items.
 	Responders []string `envconfig:"SLACKASK_RESPONDERS"`
-	// Timeout is the default deadline per ask; 0 means none.
-	Timeout time.Duration `envconfig:"SLACKASK_TIMEOUT" default:"0"`
+	// Timeout is the default deadline per ask; 0 (the default) means none.
+	Timeout time.Duration `envconfig:"SLACKASK_TIMEOUT"`
 	// HTTPAddr is the listen address of the HTTP API.
-	HTTPAddr string `envconfig:"SLACKASK_HTTP_ADDR" default:"127.0.0.1:8080"`
+	HTTPAddr string `envconfig:"SLACKASK_HTTP_ADDR"`
 	// APIToken is the bearer token of the HTTP API; required when HTTPAddr
-	// is not a loopback address.
+	// is not a loopback address. It is used exactly as given: one that is
+	// blank or has spaces around it is refused, not trimmed.
 	APIToken string `envconfig:"SLACKASK_API_TOKEN"`
-	// Database is a SQLite file path or a postgres:// URL.
-	Database string `envconfig:"SLACKASK_DATABASE" default:"slackask.db"`
+	// Database is a SQLite file path, or a postgres:// (postgresql://) URL
+	// for several replicas on one database.
+	Database string `envconfig:"SLACKASK_DATABASE"`
 	// LogLevel is a zerolog level name (trace, debug, info, warn, error,
 	// fatal, panic, disabled).
-	LogLevel string `envconfig:"SLACKASK_LOG_LEVEL" default:"info"`
+	LogLevel string `envconfig:"SLACKASK_LOG_LEVEL"`
 	// LogFormat is "json" or "console".
-	LogFormat string `envconfig:"SLACKASK_LOG_FORMAT" default:"json"`
+	LogFormat string `envconfig:"SLACKASK_LOG_FORMAT"`
 	// URL is where `slackask ask` and `slackask mcp` find the server.
-	URL string `envconfig:"SLACKASK_URL" default:"http://127.0.0.1:8080"`
+	URL string `envconfig:"SLACKASK_URL"`
 	// Retention is how long ended asks are kept; 0 means forever.
-	Retention time.Duration `envconfig:"SLACKASK_RETENTION" default:"720h"`
+	Retention time.Duration `envconfig:"SLACKASK_RETENTION"`
 	// DshURL is the dsh front door's upstream URL; empty disables it.
 	DshURL string `envconfig:"SLACKASK_DSH_URL"`
 	// DshChannel is the channel the dsh front door asks in.
 	DshChannel string `envconfig:"SLACKASK_DSH_CHANNEL"`
 	// DevAddr is the listen address of the development helpers.
-	DevAddr string `envconfig:"SLACKASK_DEV_ADDR" default:"127.0.0.1:8090"`
+	DevAddr string `envconfig:"SLACKASK_DEV_ADDR"`
+	// SocketConnections is how many Socket Mode connections each process
+	// keeps open, 1 to MaxSocketConnections; Slack allows 10 per app across
+	// all replicas.
+	// Load parses it itself (ignored by envconfig) so that an empty value
+	// means the default and a bad one gets a clear error.
+	SocketConnections int `envconfig:"SLACKASK_SOCKET_CONNECTIONS" ignored:"true"`
+	// CallbackURL is the default http or https URL that each ask resource
+	// is POSTed to when the ask ends (an ask's own callbackUrl wins); empty
+	// means none.
+	CallbackURL string `envconfig:"SLACKASK_CALLBACK_URL"`
+	// CallbackSecret is the HMAC-SHA256 key of the callbacks'
+	// X-Slackask-Signature; a secret, redacted in logs.
+	CallbackSecret string `envconfig:"SLACKASK_CALLBACK_SECRET"`
+	// CallbackAllowPrivate lets CallbackURL reach private, loopback and
+	// link-local addresses (refused by default).
+	// Load parses it itself, as SocketConnections; empty means false.
+	CallbackAllowPrivate bool `envconfig:"SLACKASK_CALLBACK_ALLOW_PRIVATE" ignored:"true"`
 }
 
 // Load reads the configuration from the environment and normalises it (see
@@ -91,6 +117,24 @@ func Load() (Config, error) {
 			return Config{}, fmt.Errorf("config: %s: %q is not a Go duration (like 90s, 10m or 0)", pe.KeyName, pe.Value)
 		}
 		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if _, ok := os.LookupEnv("SLACKASK_RETENTION"); !ok {
+		c.Retention = DefaultRetention
+	}
+	c.SocketConnections = DefaultSocketConnections
+	if v := strings.TrimSpace(os.Getenv("SLACKASK_SOCKET_CONNECTIONS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: SLACKASK_SOCKET_CONNECTIONS: %q is not a whole number (1 to %d)", v, MaxSocketConnections)
+		}
+		c.SocketConnections = n
+	}
+	if v := strings.TrimSpace(os.Getenv("SLACKASK_CALLBACK_ALLOW_PRIVATE")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: SLACKASK_CALLBACK_ALLOW_PRIVATE: %q is not true or false", v)
+		}
+		c.CallbackAllowPrivate = b
 	}
 	c.normalize()
 	return c, nil
@@ -122,6 +166,7 @@ func (c *Config) normalize() {
 	c.LogLevel = strings.ToLower(c.LogLevel)
 	c.LogFormat = strings.ToLower(c.LogFormat)
 	c.Channel = strings.TrimSpace(c.Channel)
+	c.CallbackURL = strings.TrimSpace(c.CallbackURL)
 	var rs []string
 	for _, r := range c.Responders {
 		if r = strings.TrimSpace(r); r != "" {
@@ -171,8 +216,24 @@ func (c Config) ValidateServe() error {
 	} else if !IsLoopback(c.HTTPAddr) && c.APIToken == "" {
 		bad("SLACKASK_API_TOKEN is required when SLACKASK_HTTP_ADDR (%s) is not a loopback address", c.HTTPAddr)
 	}
+	if c.APIToken != "" && strings.TrimSpace(c.APIToken) != c.APIToken {
+		if strings.TrimSpace(c.APIToken) == "" {
+			bad("SLACKASK_API_TOKEN is blank: give a token, or unset it")
+		} else {
+			bad("SLACKASK_API_TOKEN has spaces or line breaks around it: remove them (clients send the token trimmed)")
+		}
+	}
 	if c.Database == "" {
 		bad("SLACKASK_DATABASE is empty")
+	}
+	if c.SocketConnections < 1 || c.SocketConnections > MaxSocketConnections {
+		bad("SLACKASK_SOCKET_CONNECTIONS must be between 1 and %d (Slack allows %d Socket Mode connections per app, across all replicas), not %d",
+			MaxSocketConnections, MaxSocketConnections, c.SocketConnections)
+	}
+	if c.CallbackURL != "" {
+		if err := checkHTTPURL(c.CallbackURL); err != nil {
+			bad("SLACKASK_CALLBACK_URL %v", err)
+		}
 	}
 	if _, err := c.level(); err != nil {
 		errs = append(errs, err)
@@ -343,6 +404,10 @@ func (c Config) fields() [][2]string {
 		{"SLACKASK_DSH_URL", redactURL(c.DshURL)},
 		{"SLACKASK_DSH_CHANNEL", c.DshChannel},
 		{"SLACKASK_DEV_ADDR", c.DevAddr},
+		{"SLACKASK_SOCKET_CONNECTIONS", strconv.Itoa(c.SocketConnections)},
+		{"SLACKASK_CALLBACK_URL", redactURL(c.CallbackURL)},
+		{"SLACKASK_CALLBACK_SECRET", redactToken(c.CallbackSecret)},
+		{"SLACKASK_CALLBACK_ALLOW_PRIVATE", strconv.FormatBool(c.CallbackAllowPrivate)},
 	}
 }
 

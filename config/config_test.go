@@ -20,6 +20,7 @@ var allVars = []string{
 	"SLACKASK_RESPONDERS", "SLACKASK_TIMEOUT", "SLACKASK_HTTP_ADDR", "SLACKASK_API_TOKEN",
 	"SLACKASK_DATABASE", "SLACKASK_LOG_LEVEL", "SLACKASK_LOG_FORMAT", "SLACKASK_URL",
 	"SLACKASK_RETENTION", "SLACKASK_DSH_URL", "SLACKASK_DSH_CHANNEL", "SLACKASK_DEV_ADDR",
+	"SLACKASK_SOCKET_CONNECTIONS", "SLACKASK_CALLBACK_URL", "SLACKASK_CALLBACK_SECRET", "SLACKASK_CALLBACK_ALLOW_PRIVATE",
 }
 
 // clearEnv unsets every variable for the test (restored afterwards).
@@ -47,6 +48,8 @@ func TestLoadDefaults(t *testing.T) {
 		URL:         "http://127.0.0.1:8080",
 		Retention:   720 * time.Hour,
 		DevAddr:     "127.0.0.1:8090",
+
+		SocketConnections: 2,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %#v\nwant %#v", c, want)
@@ -72,6 +75,11 @@ func TestLoadEachVariable(t *testing.T) {
 		"SLACKASK_DSH_URL":     "http://dsh.test/",
 		"SLACKASK_DSH_CHANNEL": "C999",
 		"SLACKASK_DEV_ADDR":    "127.0.0.1:1",
+
+		"SLACKASK_SOCKET_CONNECTIONS":     "4",
+		"SLACKASK_CALLBACK_URL":           " https://hooks.test/x ",
+		"SLACKASK_CALLBACK_SECRET":        "cbsecret",
+		"SLACKASK_CALLBACK_ALLOW_PRIVATE": "true",
 	}
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -97,6 +105,11 @@ func TestLoadEachVariable(t *testing.T) {
 		DshURL:        "http://dsh.test/",
 		DshChannel:    "C999",
 		DevAddr:       "127.0.0.1:1",
+
+		SocketConnections:    4,
+		CallbackURL:          "https://hooks.test/x",
+		CallbackSecret:       "cbsecret",
+		CallbackAllowPrivate: true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("loaded:\n got %#v\nwant %#v", c, want)
@@ -114,6 +127,44 @@ func TestLoadEmptyMeansDefault(t *testing.T) {
 	}
 	if c.HTTPAddr != DefaultHTTPAddr || c.SlackAPIURL != DefaultSlackAPIURL || c.LogLevel != "info" || c.Responders != nil {
 		t.Fatalf("empty values not defaulted: %#v", c)
+	}
+}
+
+// Each number or boolean that does not parse fails Load with an error
+// naming its variable; set but empty, it means the default.
+func TestLoadNumbersAndBooleans(t *testing.T) {
+	for k, v := range map[string]string{"SLACKASK_SOCKET_CONNECTIONS": "two", "SLACKASK_CALLBACK_ALLOW_PRIVATE": "maybe"} {
+		t.Run(k, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(k, v)
+			_, err := Load()
+			if err == nil || !strings.Contains(err.Error(), k) {
+				t.Fatalf("err = %v, want one naming %s", err, k)
+			}
+		})
+	}
+	clearEnv(t)
+	t.Setenv("SLACKASK_SOCKET_CONNECTIONS", " ")
+	t.Setenv("SLACKASK_CALLBACK_ALLOW_PRIVATE", "")
+	c, err := Load()
+	if err != nil || c.SocketConnections != DefaultSocketConnections || c.CallbackAllowPrivate {
+		t.Fatalf("empty values: connections %d, allow private %v, %v; want the defaults", c.SocketConnections, c.CallbackAllowPrivate, err)
+	}
+	// An out-of-range count loads, and ValidateServe refuses it.
+	t.Setenv("SLACKASK_SOCKET_CONNECTIONS", "11")
+	if c, err = Load(); err != nil || c.SocketConnections != 11 {
+		t.Fatalf("Load = %d, %v", c.SocketConnections, err)
+	}
+}
+
+// Every default is stated once, in a Default* constant: no struct tag
+// carries one of its own.
+func TestDefaultsStatedOnce(t *testing.T) {
+	ty := reflect.TypeFor[Config]()
+	for i := range ty.NumField() {
+		if d, ok := ty.Field(i).Tag.Lookup("default"); ok {
+			t.Errorf("field %s has a default tag %q: apply a Default* constant in Load instead", ty.Field(i).Name, d)
+		}
 	}
 }
 
@@ -143,6 +194,8 @@ func validServe() Config {
 		URL:           DefaultURL,
 		Retention:     DefaultRetention,
 		DevAddr:       DefaultDevAddr,
+
+		SocketConnections: DefaultSocketConnections,
 	}
 }
 
@@ -172,6 +225,15 @@ func TestValidateServe(t *testing.T) {
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "SLACKASK_LOG_LEVEL"},
 		{"log format", func(c *Config) { c.LogFormat = "xml" }, "SLACKASK_LOG_FORMAT"},
 		{"dsh url", func(c *Config) { c.DshURL = "::nope" }, "SLACKASK_DSH_URL"},
+		{"api token blank", func(c *Config) { c.APIToken = " " }, "SLACKASK_API_TOKEN"},
+		{"api token padded", func(c *Config) { c.APIToken = "SECRETAPI " }, "SLACKASK_API_TOKEN"},
+		{"api token newline", func(c *Config) { c.APIToken = "\tSECRETAPI\n" }, "SLACKASK_API_TOKEN"},
+		{"padded token on a public addr", func(c *Config) { c.HTTPAddr, c.APIToken = "0.0.0.0:8080", " SECRETAPI" }, "SLACKASK_API_TOKEN"},
+		{"no socket connection", func(c *Config) { c.SocketConnections = 0 }, "SLACKASK_SOCKET_CONNECTIONS"},
+		{"eleven socket connections", func(c *Config) { c.SocketConnections = 11 }, "SLACKASK_SOCKET_CONNECTIONS"},
+		{"negative socket connections", func(c *Config) { c.SocketConnections = -1 }, "SLACKASK_SOCKET_CONNECTIONS"},
+		{"callback url not http", func(c *Config) { c.CallbackURL = "ftp://hooks.test/" }, "SLACKASK_CALLBACK_URL"},
+		{"callback url relative", func(c *Config) { c.CallbackURL = "/hook" }, "SLACKASK_CALLBACK_URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,6 +315,8 @@ func secretConfig() Config {
 	c.APIToken = "APISECRETVALUE"
 	c.Database = "postgres://slack:DBSECRETVALUE@db.internal/slackask?sslmode=disable&password=QSECRETVALUE"
 	c.DshURL = "https://USERSECRETVALUE@dsh.test/x?token=TOKSECRETVALUE"
+	c.CallbackURL = "https://CBUSERSECRETVALUE@hooks.test/cb?key=CBKEYSECRETVALUE"
+	c.CallbackSecret = "CBSECRETVALUE"
 	return c
 }
 
@@ -280,6 +344,14 @@ func TestRedaction(t *testing.T) {
 	}
 	if got := m.Config["SLACKASK_API_TOKEN"]; got != "…redacted" {
 		t.Errorf("api token logged as %q", got)
+	}
+	if got := m.Config["SLACKASK_CALLBACK_SECRET"]; got != "…redacted" {
+		t.Errorf("callback secret logged as %q", got)
+	}
+	for k, want := range map[string]string{"SLACKASK_SOCKET_CONNECTIONS": "2", "SLACKASK_CALLBACK_ALLOW_PRIVATE": "false"} {
+		if got := m.Config[k]; got != want {
+			t.Errorf("%s logged as %q, want %q", k, got, want)
+		}
 	}
 	// Unset tokens stay visibly unset.
 	if !strings.Contains((Config{}).String(), `SLACK_BOT_TOKEN=""`) {

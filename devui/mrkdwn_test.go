@@ -60,6 +60,34 @@ func TestMrkdwn(t *testing.T) {
 	}
 }
 
+// TestMrkdwnOfMarkdown: the page draws what package blocks makes of an
+// agent's Markdown (see blocks.TestMarkdownToMrkdwn) as Slack would.
+func TestMrkdwnOfMarkdown(t *testing.T) {
+	link := func(href, text string) string {
+		return `<a href="` + href + `" target="_blank" rel="noopener noreferrer">` + text + `</a>`
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"bold from **", "deploy *now*", "deploy <b>now</b>"},
+		{"bold italic", "_*both*_", "<i><b>both</b></i>"},
+		{"heading then paragraph", "*Plan*\n\nsteps", "<b>Plan</b><br><br>steps"},
+		{"bullets", "Options:\n• a\n• b", "Options:<br>• a<br>• b"},
+		{"nested bullets keep their indent", "• a\n    • b\n        1. c", "• a<br>    • b<br>        1. c"},
+		{"code block", "see:\n\n```\ngo test ./...\n```", `see:<br><br><pre class="pre">go test ./...</pre>`},
+		{"quote", "> quoted\n> on two lines\n\nafter", "<blockquote>quoted<br>on two lines</blockquote><br>after"},
+		{"link", "see <https://example.com/a?b=1&amp;c=2|the docs>", "see " + link("https://example.com/a?b=1&amp;c=2", "the docs")},
+		{"link label stays text", "<https://example.com|&lt;!here&gt; @\u200dhere>", link("https://example.com", "&lt;!here&gt; @\u200dhere")},
+		{"defused broadcast is text", "ping @\u200dhere and @\u200dchannel", "ping @\u200dhere and @\u200dchannel"},
+		{"header look-alikes keep the bold", "*Step ∗2∗ ofˍ3*", "<b>Step ∗2∗ ofˍ3</b>"},
+		{"strike", "~old~ new", "<s>old</s> new"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(testNames.Mrkdwn(tc.in)); got != tc.want {
+				t.Errorf("Mrkdwn(%q)\n got %s\nwant %s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestMrkdwnInjection: whatever the text, no markup but the converter's own.
 func TestMrkdwnInjection(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{

@@ -41,7 +41,7 @@ type navItem struct {
 	ID, Name string
 	IsIM     bool
 	Active   bool
-	Open     int // messages that still have controls
+	Open     int // messages that still have controls; 0 for the channel shown, whose messages are in view
 	Href     string
 }
 
@@ -72,6 +72,18 @@ type modal struct {
 	Title, Submit, Close template.HTML
 	Blocks               []Block
 	Depth                int // views below it in the stack
+}
+
+// openCount counts the messages that still have controls: asks waiting
+// for an answer.
+func openCount(names Names, msgs []slackfake.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if bs, err := names.Blocks(m.Blocks, nil, nil); err == nil && HasActions(bs) {
+			n++
+		}
+	}
+	return n
 }
 
 // build assembles the page for person as in channel c (thread: a parent ts
@@ -131,10 +143,8 @@ func (u *UI) build(as, c, threadTS string) page {
 		if ch.IsIM {
 			item.Name = u.opts.AppName
 		}
-		for _, m := range fake.Messages(ch.ID) {
-			if bs, err := names.Blocks(m.Blocks, nil, nil); err == nil && HasActions(bs) {
-				item.Open++
-			}
+		if !item.Active {
+			item.Open = openCount(names, fake.Messages(ch.ID))
 		}
 		if item.Active {
 			p.Channel = item

@@ -399,3 +399,32 @@ func TestScriptBuildsNoHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestBadgeSkipsChannelShown: the badge counts asks waiting in the other
+// conversations; the one being viewed has its messages in view, so none.
+func TestBadgeSkipsChannelShown(t *testing.T) {
+	e := startEnv(t)
+	e.post(slack.NewActionBlock("blk", slack.NewButtonBlockElement("go", "v", txt("Go"))))
+	e.post(slack.NewActionBlock("blk", slack.NewButtonBlockElement("go", "v", txt("Go"))))
+	if _, _, err := e.api.PostMessage("U1", slack.MsgOptionBlocks(slack.NewActionBlock("blk", slack.NewButtonBlockElement("go", "v", txt("Go"))))); err != nil {
+		t.Fatal(err)
+	}
+	dm := slackfake.DMChannelID("U1")
+	badges := func(c string) map[string]int {
+		p := e.ui.build("U1", c, "")
+		got := map[string]int{}
+		for _, it := range append(p.Channels, p.DMs...) {
+			got[it.ID] = it.Open
+		}
+		return got
+	}
+	if got := badges("C1"); got["C1"] != 0 || got[dm] != 1 {
+		t.Errorf("viewing C1: badges %v, want C1 0 and the DM 1", got)
+	}
+	if got := badges(dm); got["C1"] != 2 || got[dm] != 0 {
+		t.Errorf("viewing the DM: badges %v, want C1 2 and the DM 0", got)
+	}
+	if _, page := e.get("/app?as=U1&c=C1"); strings.Count(page, `class="badge"`) != 1 {
+		t.Errorf("the page of C1 shows %d badges, want 1 (the DM's)", strings.Count(page, `class="badge"`))
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
 )
 
@@ -60,8 +60,8 @@ const (
 
 // Backoff bounds the delay between two attempts to connect the event mux:
 // it starts at Min, doubles after every failed attempt up to Max, and is
-// jittered (each wait is between half and all of the current delay). A
-// connection that stayed up for at least Max resets it to Min.
+// jittered (each wait is within ±25% of the current delay). A connection
+// that stayed up for at least Max resets it to Min.
 type Backoff struct {
 	Min time.Duration // zero: DefaultBackoffMin
 	Max time.Duration // zero: DefaultBackoffMax
@@ -222,7 +222,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	delay := b.cfg.Backoff.Min
+	bo := backoff.Backoff{Min: b.cfg.Backoff.Min, Max: b.cfg.Backoff.Max, Jitter: retryJitter}
 	for attempt := 1; ; attempt++ {
 		if !b.isRebuilt() {
 			if err := b.rebuild(ctx); err != nil && ctx.Err() == nil {
@@ -234,9 +234,10 @@ func (b *Bridge) Run(ctx context.Context) error {
 			return nil
 		}
 		if up >= b.cfg.Backoff.Max {
-			delay, attempt = b.cfg.Backoff.Min, 1
+			bo.Reset()
+			attempt = 1
 		}
-		wait := jitter(delay)
+		wait := bo.Next()
 		ev := b.log.Warn()
 		if up == 0 && attempt > 1 {
 			ev = b.log.Debug() // the host is still down: say it once, not every time
@@ -246,7 +247,6 @@ func (b *Bridge) Run(ctx context.Context) error {
 		if !clock.Sleep(ctx, wait) {
 			return nil
 		}
-		delay = min(delay*2, b.cfg.Backoff.Max)
 	}
 }
 
@@ -352,11 +352,5 @@ func (b *Bridge) session(id string) *session {
 	return b.sessionLocked(id)
 }
 
-// jitter returns a duration between d/2 and d.
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
-}
+// retryJitter is the jitter of every backoff of the bridge.
+const retryJitter = 0.25

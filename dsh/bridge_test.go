@@ -98,7 +98,7 @@ func TestQuestionBecomesAsk(t *testing.T) {
 func TestAnsweredRespondsWithTheAnswer(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
-	start(t, host, svc)
+	hs := start(t, host, svc)
 
 	rpc := host.Ask("s1", widgetQuestions())
 	ask := svc.askByKey(t, "dsh:"+rpc)
@@ -130,7 +130,7 @@ func TestAnsweredRespondsWithTheAnswer(t *testing.T) {
 		t.Errorf("model got %s\nwant %s", res2.ModelText, want)
 	}
 
-	time.Sleep(20 * time.Millisecond) // question/resolved frames arrive after the replies
+	hs.idle() // question/resolved frames arrive after the replies
 	if w := svc.withdrawCalls(); len(w) != 0 {
 		t.Errorf("answered asks were withdrawn: %+v", w)
 	}
@@ -220,7 +220,7 @@ func TestFixAnswer(t *testing.T) {
 func TestEndedInSlackRespondsCancelled(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
-	start(t, host, svc)
+	hs := start(t, host, svc)
 
 	for _, tc := range []struct {
 		name    string
@@ -252,7 +252,7 @@ func TestEndedInSlackRespondsCancelled(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	hs.idle()
 	if w := svc.withdrawCalls(); len(w) != 0 {
 		t.Errorf("asks ended in Slack were withdrawn: %+v", w)
 	}
@@ -261,7 +261,7 @@ func TestEndedInSlackRespondsCancelled(t *testing.T) {
 func TestHostSettlesFirst(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
-	start(t, host, svc)
+	hs := start(t, host, svc)
 
 	cases := []struct {
 		name   string
@@ -295,7 +295,7 @@ func TestHostSettlesFirst(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	hs.idle()
 	if rs := host.Responds(); len(rs) != 0 {
 		t.Errorf("the bridge replied to settled questions: %+v", rs)
 	}
@@ -538,7 +538,7 @@ func TestReconnectsWithBackoffAndReportsReady(t *testing.T) {
 func TestRespondRetriesThenRedeliversOnReplay(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
-	start(t, host, svc, func(c *Config) { c.RespondAttempts = 3 })
+	hs := start(t, host, svc, func(c *Config) { c.RespondAttempts = 3 })
 
 	// Two 503s, then accepted.
 	rpc := host.Ask("s1", widgetQuestions())
@@ -559,7 +559,7 @@ func TestRespondRetriesThenRedeliversOnReplay(t *testing.T) {
 	host.FailResponds(1000)
 	svc.answer(t, ask2.ID, item("color", "Red (Recommended)"), item("features"))
 	eventually(t, "3 more attempts", func() bool { return len(host.Responds()) == 6 })
-	time.Sleep(50 * time.Millisecond)
+	hs.idle() // the bridge gave up on rpc2
 	if n := len(host.Responds()); n != 6 {
 		t.Fatalf("%d responds, want the bridge to stop after 3 attempts", n)
 	}
@@ -577,7 +577,7 @@ func TestRespondRetriesThenRedeliversOnReplay(t *testing.T) {
 func TestBadResponseIsNotRetried(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
-	start(t, host, svc)
+	hs := start(t, host, svc)
 
 	rpc := host.Ask("s1", widgetQuestions())
 	ask := svc.askByKey(t, "dsh:"+rpc)
@@ -587,7 +587,7 @@ func TestBadResponseIsNotRetried(t *testing.T) {
 	if res.Outcome != "cancelled" || !strings.Contains(res.ErrorMessage, "could not deliver the answer") {
 		t.Errorf("result %+v, want a cancel saying the answer was refused", res)
 	}
-	time.Sleep(50 * time.Millisecond)
+	hs.idle()
 	rs := host.Responds()
 	if len(rs) != 2 || rs[0].Reason != "bad-response" || !strings.Contains(string(rs[0].Body), `"ok":true`) || !rs[1].Accepted {
 		t.Errorf("responds %+v, want the answer once (bad-response) then an accepted cancel", rs)
@@ -640,7 +640,7 @@ func TestReconcileWithdrawsQuestionsTheHostForgot(t *testing.T) {
 		Agent: &interaction.Agent{ID: "dsh:S", Name: "t"}, Channel: "CDSH", TS: "1.2", ThreadTS: "1.1", CreatedAt: old.Add(time.Second)}, "dsh:gone-rpc")
 	svc.seed(interaction.Ask{ID: "http", Status: interaction.StatusPending, Questions: widgetQuestions(),
 		Agent: &interaction.Agent{ID: "ci-bot"}, Channel: "CDSH", TS: "1.3", CreatedAt: old}, "")
-	start(t, host, svc, func(c *Config) { c.ReconcileAfter = 30 * time.Millisecond })
+	hs := start(t, host, svc, func(c *Config) { c.ReconcileAfter = 30 * time.Millisecond })
 
 	if w := waitWithdrawal(t, svc, "gone"); w.Note != NoteAgentStopped {
 		t.Errorf("note %q, want %q", w.Note, NoteAgentStopped)
@@ -653,7 +653,8 @@ func TestReconcileWithdrawsQuestionsTheHostForgot(t *testing.T) {
 	if w := waitWithdrawal(t, svc, ask.ID); w.Note != NoteAgentStopped {
 		t.Errorf("note %q, want %q", w.Note, NoteAgentStopped)
 	}
-	time.Sleep(60 * time.Millisecond) // another reconcile round
+	// The reconcile round of the new connection runs to its end.
+	eventually(t, "the second reconcile round", func() bool { return hs.logCount("dsh: reconciled") >= 2 })
 	for _, id := range []string{"live", "http"} {
 		if a := svc.ask(id); a.Status != interaction.StatusPending {
 			t.Errorf("ask %s is %s, want pending", id, a.Status)

@@ -86,6 +86,21 @@ func start(t *testing.T, h *dshtest.Host, svc *fakeService, mods ...func(*Config
 	return hs
 }
 
+// idle waits until the bridge serves no question: every goroutine that
+// could still reply to the host or withdraw an ask has returned. Tests that
+// check that something did not happen wait for it instead of sleeping.
+func (hs *harness) idle() {
+	hs.t.Helper()
+	eventually(hs.t, "the bridge to finish its questions", func() bool {
+		hs.b.mu.Lock()
+		defer hs.b.mu.Unlock()
+		return len(hs.b.questions) == 0
+	})
+}
+
+// logCount returns how many lines of the bridge's log contain s.
+func (hs *harness) logCount(s string) int { return strings.Count(hs.logs.String(), s) }
+
 // stop ends Run and waits for it; idempotent.
 func (hs *harness) stop() {
 	hs.t.Helper()

@@ -153,6 +153,7 @@ func (b *Bridge) reconcile(ctx context.Context, gen uint64, connectedAt time.Tim
 		b.log.Info().Str("ask", id).Msg("dsh: the host no longer asks this question")
 		b.withdraw(ctx, id, NoteAgentStopped, b.log)
 	}
+	b.log.Debug().Int("gone", len(gone)).Int("stale", len(stale)).Msg("dsh: reconciled")
 }
 
 func (b *Bridge) inflight() int {

@@ -2,13 +2,13 @@ package dsh
 
 import (
 	"context"
-	"errors"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/backoff"
 )
 
 // question is one question/requested the host is (as far as the bridge
@@ -29,54 +29,80 @@ type question struct {
 // serve turns one host question into an ask, waits for the ask to end and
 // replies to the host, or withdraws the ask when the host settles the
 // question first. ctx is Run's; qctx also ends when the host settles it.
+// Creates of one session run one at a time in the order the questions
+// arrived, so that the first becomes the thread root before the second is
+// posted. When Run stops, the ask stays pending: the host replays the
+// question to the next bridge, which re-attaches to it by idempotency key.
 func (b *Bridge) serve(ctx, qctx context.Context, q *question) {
 	defer b.untrack(q)
 	log := b.log.With().Str("rpcId", q.rpcID).Str("session", q.sessionID).Logger()
 
-	ask, err := b.createAsk(ctx, qctx, q, log)
-	b.mu.Lock()
-	b.creating--
-	if err == nil {
-		q.askID = ask.ID
+	var once sync.Once
+	created := func(id string) { // the next question of the session may go
+		once.Do(func() {
+			b.mu.Lock()
+			b.creating--
+			q.askID = id
+			b.mu.Unlock()
+			close(q.created)
+		})
 	}
-	b.mu.Unlock()
-	if err != nil {
+	defer created("")
+	if q.after != nil {
+		select { // not qctx: the next question must not overtake the previous one
+		case <-q.after:
+		case <-ctx.Done():
+			return
+		}
+	}
+	s := b.session(q.sessionID)
+	withdrawn := ""
+	ask, err := interaction.AskAndWait(qctx, b.cfg.Service, b.input(q, s), interaction.AwaitOptions{
+		CreateRetry: interaction.Retry{Attempts: b.cfg.RespondAttempts, Backoff: b.retryBackoff()},
+		WaitRetry:   interaction.Retry{Forever: true, Backoff: b.retryBackoff()},
+		Abandoned: func() (bool, string) {
+			if outcome := b.outcome(q); outcome != "" {
+				withdrawn = noteFor(outcome)
+				return true, withdrawn
+			}
+			return false, "" // Run is stopping: the ask stays pending
+		},
+		OnCreated: func(a interaction.Ask) {
+			b.noteRoot(s, a)
+			created(a.ID)
+			log.Info().Str("ask", a.ID).Dur("latency", time.Since(q.received)).Str("ts", a.TS).
+				Str("threadTs", a.ThreadTS).Str("status", string(a.Status)).Msg("dsh: question is an ask")
+		},
+		OnRetry: func(op string, err error, pause time.Duration) {
+			log.Warn().Err(err).Str("op", op).Dur("retryIn", pause).Msg("dsh: " + op + " of the ask failed; retrying")
+		},
+		// Create outlives qctx (a posted message stays tied to its ask) but
+		// not by much, so that Run stops promptly.
+		CreateTimeout:   attemptTimeout,
+		WithdrawTimeout: withdrawTimeout,
+	})
+	switch {
+	case err != nil && ask.ID == "":
 		if ctx.Err() != nil || b.outcome(q) != "" {
 			return // shutting down, or nothing to tell: the host moved on
 		}
 		log.Error().Err(err).Msg("dsh: could not post the question; replying cancelled")
 		b.deliver(ctx, q, "", reply{message: "slackask could not post the question in Slack: " + interaction.ErrorMessage(err)}, log)
 		return
+	case interaction.ErrorCode(err) == interaction.NotFound:
+		log.Error().Err(err).Str("ask", ask.ID).Msg("dsh: the ask is gone; replying cancelled")
+		b.deliver(ctx, q, "", reply{message: "the question was deleted from slackask before anyone answered"}, log)
+		return
+	case err != nil:
+		log.Error().Err(err).Str("ask", ask.ID).Str("note", withdrawn).Msg("dsh: could not withdraw the ask")
+		return
+	case withdrawn != "":
+		log.Info().Str("ask", ask.ID).Str("note", withdrawn).Str("status", string(ask.Status)).Msg("dsh: ask withdrawn")
+		return
+	case !ask.Status.Ended():
+		return // stays pending; the host replays it to the next bridge
 	}
 	log = log.With().Str("ask", ask.ID).Logger()
-	log.Info().Dur("latency", time.Since(q.received)).Str("ts", ask.TS).Str("threadTs", ask.ThreadTS).
-		Str("status", string(ask.Status)).Msg("dsh: question is an ask")
-
-	delay := b.cfg.Backoff.Min
-	for !ask.Status.Ended() {
-		if outcome := b.outcome(q); outcome != "" {
-			b.withdraw(ctx, ask.ID, noteFor(outcome), log)
-			return
-		}
-		if ctx.Err() != nil {
-			return // stays pending; the host replays it to the next bridge
-		}
-		cur, err := b.cfg.Service.Wait(qctx, ask.ID)
-		switch {
-		case interaction.ErrorCode(err) == interaction.NotFound:
-			log.Error().Err(err).Msg("dsh: the ask is gone; replying cancelled")
-			b.deliver(ctx, q, "", reply{message: "the question was deleted from slackask before anyone answered"}, log)
-			return
-		case err != nil:
-			log.Warn().Err(err).Msg("dsh: waiting for the ask failed; retrying")
-			if !clock.Sleep(qctx, jitter(delay)) {
-				continue
-			}
-			delay = min(delay*2, respondMaxDelay)
-		default:
-			ask = cur
-		}
-	}
 	if outcome := b.outcome(q); outcome != "" {
 		// Both ended at once; the host has its result already. Withdraw is a
 		// no-op on an ended ask but lets the service add the note if it can.
@@ -87,44 +113,10 @@ func (b *Bridge) serve(ctx, qctx context.Context, q *question) {
 	b.deliver(ctx, q, ask.ID, replyFor(q.req, ask), log)
 }
 
-// createAsk creates (or, for a replayed question, finds) the ask of q,
-// posting it in its session's thread when the session has one. Creates of
-// one session run one at a time in the order the questions arrived, so that
-// the first becomes the thread root before the second is posted. Errors of
-// the request itself are returned at once; others are retried
-// RespondAttempts times.
-func (b *Bridge) createAsk(ctx, qctx context.Context, q *question, log zerolog.Logger) (interaction.Ask, error) {
-	defer close(q.created)
-	if q.after != nil {
-		select { // not qctx: the next question must not overtake the previous one
-		case <-q.after:
-		case <-ctx.Done():
-			return interaction.Ask{}, ctx.Err()
-		}
-	}
-	if err := qctx.Err(); err != nil {
-		return interaction.Ask{}, err // the host settled it meanwhile: post nothing
-	}
-	s := b.session(q.sessionID)
-
-	delay := b.cfg.Backoff.Min
-	for attempt := 1; ; attempt++ {
-		in := b.input(q, s)
-		ask, err := b.cfg.Service.Create(ctx, in)
-		if err == nil {
-			b.noteRoot(s, ask)
-			return ask, nil
-		}
-		if permanent(err) || attempt >= b.cfg.RespondAttempts || ctx.Err() != nil {
-			return interaction.Ask{}, err
-		}
-		wait := jitter(delay)
-		log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", wait).Msg("dsh: creating the ask failed; retrying")
-		if !clock.Sleep(qctx, wait) {
-			return interaction.Ask{}, err
-		}
-		delay = min(delay*2, respondMaxDelay)
-	}
+// retryBackoff paces the retries of creating and waiting for an ask, and
+// of replying to the host.
+func (b *Bridge) retryBackoff() *backoff.Backoff {
+	return &backoff.Backoff{Min: b.cfg.Backoff.Min, Max: max(respondMaxDelay, b.cfg.Backoff.Min), Jitter: retryJitter}
 }
 
 // input is the AskInput of q: the session title as agent name, the rpcId as
@@ -168,17 +160,6 @@ func (b *Bridge) noteRoot(s *session, ask interaction.Ask) {
 
 func (b *Bridge) inChannel(ask interaction.Ask) bool {
 	return b.cfg.Channel == "" || ask.Channel == "" || ask.Channel == b.cfg.Channel
-}
-
-// permanent reports whether a Create error is the request's fault, so that
-// retrying cannot help.
-func permanent(err error) bool {
-	switch interaction.ErrorCode(err) {
-	case interaction.EmptyQuestions, interaction.InvalidQuestion, interaction.BadIntent,
-		interaction.Unauthorized, interaction.NoProvider:
-		return true
-	}
-	return errors.Is(err, context.Canceled)
 }
 
 // outcome returns how the host settled q, or "".

@@ -212,7 +212,7 @@ func (b *Bridge) deliver(ctx context.Context, q *question, askID string, r reply
 // respond posts body to /api/respond, retrying network errors, 429 and 5xx
 // answers up to RespondAttempts times; it never retries a verdict.
 func (b *Bridge) respond(ctx context.Context, body []byte, log zerolog.Logger) (respondReply, error) {
-	delay := b.cfg.Backoff.Min
+	bo := b.retryBackoff()
 	for attempt := 1; ; attempt++ {
 		res, retry, err := b.postRespond(ctx, body)
 		if err == nil {
@@ -221,12 +221,11 @@ func (b *Bridge) respond(ctx context.Context, body []byte, log zerolog.Logger) (
 		if !retry || attempt >= b.cfg.RespondAttempts || ctx.Err() != nil {
 			return respondReply{}, fmt.Errorf("POST /api/respond (attempt %d): %w", attempt, err)
 		}
-		wait := jitter(delay)
+		wait := bo.Next()
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", wait).Msg("dsh: POST /api/respond failed; retrying")
 		if !clock.Sleep(ctx, wait) {
 			return respondReply{}, ctx.Err()
 		}
-		delay = min(delay*2, respondMaxDelay)
 	}
 }
 

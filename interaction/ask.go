@@ -50,6 +50,26 @@ type Ask struct {
 	AnsweredBy *User      `json:"answeredBy,omitempty"`
 	EndedAt    *time.Time `json:"endedAt,omitempty"`
 	Error      *Error     `json:"error,omitempty"`
+	// Permalink is a link to the ask's message, once known.
+	Permalink string `json:"permalink,omitempty"`
+	// Wanted is how many people's responses the ask collects (absent: 1).
+	Wanted int `json:"responsesWanted,omitempty"`
+	// OnTimeout is what the deadline does (absent: OnTimeoutExpire).
+	OnTimeout OnTimeout `json:"onTimeout,omitempty"`
+	// Responses are the submissions of the people who answered, in order
+	// of submission; a person who submits again replaces their response.
+	Responses []Response `json:"responses,omitempty"`
+	// Tally counts, per question id, the people who picked each label.
+	Tally map[string]map[string]int `json:"tally,omitempty"`
+	// CallbackURL receives the ask resource when the ask ends.
+	CallbackURL string `json:"callbackUrl,omitempty"`
+}
+
+// Response is one person's submission to an ask that collects several.
+type Response struct {
+	User   User      `json:"user"`
+	Answer Answer    `json:"answer"`
+	At     time.Time `json:"at"`
 }
 
 // Request returns the questions and agent of the ask.
@@ -94,6 +114,15 @@ type AskInput struct {
 	RemindAfter Duration `json:"remindAfter,omitempty"`
 	// IdempotencyKey makes a retried create return the existing ask.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Responses is how many people's submissions the ask collects before
+	// it ends: a count ≥ 1 or "all" (every allowed responder). Zero value:
+	// 1, the first Submit ends the ask.
+	Responses ResponseCount `json:"responses,omitzero"`
+	// OnTimeout says what the deadline does; empty means OnTimeoutExpire.
+	OnTimeout OnTimeout `json:"onTimeout,omitempty"`
+	// CallbackURL, when set, receives the ask resource (POST, signed) when
+	// the ask ends; empty means the server's default.
+	CallbackURL string `json:"callbackUrl,omitempty"`
 }
 
 // ListFilter selects asks for a history listing.

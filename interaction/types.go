@@ -12,6 +12,9 @@ import (
 type Option struct {
 	Label       string `json:"label"`
 	Description string `json:"description,omitempty"`
+	// Veto: a submission that selects this option ends the ask at once,
+	// answered with that submission, however many responses were wanted.
+	Veto bool `json:"veto,omitempty"`
 }
 
 // Intent marks a question with a known purpose. The only kind today is
@@ -34,7 +37,16 @@ type Question struct {
 	Options     []Option `json:"options,omitempty"`
 	MultiSelect bool     `json:"multiSelect,omitempty"`
 	Intent      *Intent  `json:"intent,omitempty"`
+	// Required: no Skip; a Submit that leaves the question unanswered is
+	// refused with a note naming it.
+	Required bool `json:"required,omitempty"`
+	// AllowOther false removes the "Other…" free-text button; nil or true
+	// keeps it.
+	AllowOther *bool `json:"allowOther,omitempty"`
 }
+
+// OtherAllowed reports whether the question offers "Other…" free text.
+func (q Question) OtherAllowed() bool { return q.AllowOther == nil || *q.AllowOther }
 
 // Agent names the program that asks.
 type Agent struct {

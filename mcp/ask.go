@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -11,26 +13,23 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 )
 
 const (
-	// createTimeout bounds posting an ask. Create runs detached from the
-	// call's context so that a call cancelled mid-create still learns the
-	// ask's id and can withdraw it instead of leaving it pending in Slack.
-	createTimeout = time.Minute
-	// withdrawTimeout bounds withdrawing the ask of a cancelled call.
-	withdrawTimeout = 30 * time.Second
-	// minRewait keeps a Wait that returns a pending ask early (a long poll
-	// that elapsed) from turning into a busy loop. It is also the first
-	// delay before retrying a failed Wait.
-	minRewait = 250 * time.Millisecond
+	// minRetryBackoff and maxRetryBackoff pace the retries of a failed Wait.
+	minRetryBackoff = 250 * time.Millisecond
+	maxRetryBackoff = 10 * time.Second
 	// waitRetryFor is how long Wait may keep failing before the call gives up.
 	waitRetryFor = 2 * time.Minute
-	// maxRetryBackoff caps the delay between retries of a failed Wait.
-	maxRetryBackoff = 10 * time.Second
+	// maxKept is how many asks left open per session get_answer finds
+	// without an id, and maxKeptSessions how many sessions are remembered
+	// (the oldest is forgotten first).
+	maxKept         = 32
+	maxKeptSessions = 1000
 )
 
-// askTool is the handler of ask_user_question.
+// askTool is the handler of ask_user_question and get_answer.
 type askTool struct {
 	svc            interaction.AskService
 	log            zerolog.Logger
@@ -38,22 +37,48 @@ type askTool struct {
 	defaultChannel string          // used when a call names no channel and no user
 	base           context.Context // nil, or ends every call in flight when done
 	calls          *httpCalls      // served by Handler: ends calls nobody listens to
+	cancels        *cancels        // reasons of notifications/cancelled, by call
 	waitRetryFor   time.Duration   // tests: 0 means waitRetryFor
+
+	mu       sync.Mutex
+	kept     map[string][]string // session id → asks left open by a call that ended, oldest first
+	sessions []string            // the keys of kept, oldest first
+}
+
+// callContext returns the context of a call: it ends when the client
+// cancels the call or its session ends, when the server's life does, or
+// (HTTP) when the call's POST ends or its session is deleted, with a cause
+// that says which.
+func (t *askTool) callContext(ctx context.Context, req *mcpsdk.CallToolRequest) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var undo []func() bool
+	if t.base != nil {
+		undo = append(undo, context.AfterFunc(t.base, func() { cancel(errShutdown) }))
+	}
+	var untrack func()
+	if t.calls != nil {
+		untrack = t.calls.track(req, cancel)
+	}
+	return ctx, func() {
+		for _, u := range undo {
+			u()
+		}
+		if untrack != nil {
+			untrack()
+		}
+		cancel(nil)
+	}
 }
 
 func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-	// ctx ends when the client cancels the call or its session ends; cancel
-	// also ends it when the server's life does, or (HTTP) the call's POST.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if t.base != nil {
-		defer context.AfterFunc(t.base, cancel)()
-	}
-	if t.calls != nil {
-		defer t.calls.track(req, cancel)()
+	ctx, done := t.callContext(ctx, req)
+	defer done()
+	key, tagged := keyOf(req)
+	if tagged && t.cancels != nil {
+		defer t.cancels.forget(key)
 	}
 
-	in, err := decodeInput(req.Params.Arguments, t.defaultChannel)
+	in, waitFor, err := decodeInput(req.Params.Arguments, t.defaultChannel)
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -64,71 +89,72 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 		return errorResult(err), nil
 	}
 
-	cctx, cancelCreate := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
-	ask, err := t.svc.Create(cctx, in)
-	cancelCreate()
-	if err != nil {
-		t.log.Warn().Err(err).Str("code", string(interaction.ErrorCode(err))).Msg("mcp ask not created")
-		return errorResult(err), nil
-	}
-	log := t.log.With().Str("ask", ask.ID).Logger()
-	log.Info().Str("channel", ask.Channel).Int("questions", len(ask.Questions)).
-		Str("agent", agentName(ask.Agent)).Msg("mcp ask created")
-
-	stop := t.sendProgress(ctx, req, ask, log)
-	ask, err = t.await(ctx, ask.ID, log)
+	log := t.log
+	stop := func() {}
+	ask, err := interaction.AskAndWait(ctx, t.svc, in, interaction.AwaitOptions{
+		WaitRetry: interaction.Retry{For: t.retryFor(), Backoff: &backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}},
+		Retryable: func(err error) bool { return interaction.ErrorCode(err) != interaction.NotFound },
+		WaitFor:   waitFor,
+		Abandoned: func() (bool, string) { return t.abandoned(ctx, key, tagged, log), "" },
+		OnCreated: func(a interaction.Ask) {
+			log = t.log.With().Str("ask", a.ID).Logger()
+			log.Info().Str("channel", a.Channel).Int("questions", len(a.Questions)).
+				Str("agent", agentName(a.Agent)).Msg("mcp ask created")
+			stop = t.sendProgress(ctx, req, a, log)
+		},
+		OnRetry: func(_ string, err error, pause time.Duration) {
+			log.Warn().Err(err).Dur("retry_in", pause).Msg("mcp ask: waiting failed, retrying")
+		},
+	})
 	stop()
-	if err != nil {
+	switch {
+	case err != nil && ask.ID == "":
+		log.Warn().Err(err).Str("code", string(interaction.ErrorCode(err))).Msg("mcp ask not created")
+		return errorResult(err), nil
+	case err != nil:
 		log.Warn().Err(err).Msg("mcp ask: waiting failed")
 		return errorResult(err), nil
+	case !ask.Status.Ended():
+		t.keep(sessionOf(req), ask.ID)
+		log.Info().Dur("waitFor", waitFor).AnErr("reason", context.Cause(ctx)).Msg("mcp ask left open: the call stopped waiting")
+		return pendingResult(ask.ID), nil
 	}
-	ans, err := ask.Result()
 	log.Info().Str("status", string(ask.Status)).Msg("mcp ask ended")
+	ans, err := ask.Result()
 	if err != nil {
 		return errorResult(err), nil
 	}
 	return answerResult(ans)
 }
 
-// await waits until the ask has ended. When ctx ends first (the client
-// cancelled the call, the session or the server is closing) it withdraws the
-// ask, which then ends as aborted. Failures of Wait other than NOT_FOUND
-// (say, slackask serve restarting under an HTTP client) are retried for
-// waitRetryFor; then the ask is withdrawn, as nobody would get its answer,
-// and the failure returned.
-func (t *askTool) await(ctx context.Context, id string, log zerolog.Logger) (interaction.Ask, error) {
-	var failingSince time.Time
-	backoff := minRewait
-	for {
-		start := time.Now()
-		ask, err := t.svc.Wait(ctx, id)
-		switch {
-		case err == nil && ask.Status.Ended():
-			return ask, nil
-		case ctx.Err() != nil:
-			return t.withdraw(ctx, id, log)
-		case err != nil && interaction.ErrorCode(err) == interaction.NotFound:
-			return ask, err
-		case err != nil:
-			if failingSince.IsZero() {
-				failingSince = start
-			}
-			if time.Since(failingSince) >= t.retryFor() {
-				_, _ = t.withdraw(ctx, id, log)
-				return ask, err
-			}
-			log.Warn().Err(err).Dur("retry_in", backoff).Msg("mcp ask: waiting failed, retrying")
-			sleep(ctx, backoff)
-			backoff = min(2*backoff, maxRetryBackoff)
-			continue
-		}
-		failingSince, backoff = time.Time{}, minRewait
-		// Wait returned a pending ask early (a long poll that elapsed): wait
-		// again, without spinning.
-		if d := time.Since(start); d < minRewait {
-			sleep(ctx, minRewait-d)
+// abandoned decides, once a call's context has ended with its ask pending,
+// whether the client meant to stop (withdraw the ask) or gave up waiting
+// (keep it open for get_answer):
+//
+//   - the server shutting down or the client deleting its HTTP session or
+//     closing its stdio session: withdraw;
+//   - notifications/cancelled whose reason speaks of a timeout: keep; with
+//     any other reason, or none: withdraw;
+//   - an HTTP request that dropped without notifications/cancelled (within
+//     reasonGrace): keep. It is how clients time out: up to protocol
+//     2025-11-25 disconnection is not cancellation, and from 2026-07-28 a
+//     closed stream is the only signal of a timeout and a stop alike.
+func (t *askTool) abandoned(ctx context.Context, key callKey, tagged bool, log zerolog.Logger) bool {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errShutdown) || errors.Is(cause, errSessionDeleted) {
+		return true
+	}
+	grace := time.Duration(0)
+	if errors.Is(cause, errPostDropped) {
+		grace = reasonGrace
+	}
+	if tagged && t.cancels != nil {
+		if reason, ok := t.cancels.reason(key, grace); ok {
+			log.Info().Str("reason", reason).Bool("timeout", timeoutReason(reason)).Msg("mcp ask: the client cancelled the call")
+			return !timeoutReason(reason)
 		}
 	}
+	return !errors.Is(cause, errPostDropped)
 }
 
 func (t *askTool) retryFor() time.Duration {
@@ -138,28 +164,44 @@ func (t *askTool) retryFor() time.Duration {
 	return waitRetryFor
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-	case <-timer.C:
+// keep remembers an ask left open by a call of session, for get_answer
+// without an id.
+func (t *askTool) keep(session, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.kept == nil {
+		t.kept = map[string][]string{}
 	}
+	if _, ok := t.kept[session]; !ok {
+		if len(t.sessions) >= maxKeptSessions {
+			delete(t.kept, t.sessions[0])
+			t.sessions = t.sessions[1:]
+		}
+		t.sessions = append(t.sessions, session)
+	}
+	ids := append(t.kept[session], id)
+	if len(ids) > maxKept {
+		ids = ids[len(ids)-maxKept:]
+	}
+	t.kept[session] = ids
 }
 
-func (t *askTool) withdraw(ctx context.Context, id string, log zerolog.Logger) (interaction.Ask, error) {
-	reason := context.Cause(ctx)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
-	defer cancel()
-	ask, err := t.svc.Withdraw(wctx, id)
-	if err != nil {
-		log.Error().Err(err).Msg("mcp ask: withdrawing failed")
-		return interaction.Ask{}, interaction.Errorf(interaction.AskAborted,
-			"the call was cancelled (%v); withdrawing the ask failed: %s", reason, interaction.ErrorMessage(err))
+// lastKept returns the newest ask left open in session, or "".
+func (t *askTool) lastKept(session string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := t.kept[session]
+	if len(ids) == 0 {
+		return ""
 	}
-	log.Info().AnErr("reason", reason).Str("status", string(ask.Status)).Msg("mcp ask withdrawn")
-	return ask, nil
+	return ids[len(ids)-1]
+}
+
+func sessionOf(req *mcpsdk.CallToolRequest) string {
+	if req.Session == nil {
+		return ""
+	}
+	return req.Session.ID()
 }
 
 // sendProgress sends a progress notification now and every t.interval until

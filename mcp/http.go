@@ -1,13 +1,21 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"io"
 	"net/http"
+	"strconv"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// maxInspectBytes bounds the POST bodies read to tag calls and record
+// cancel reasons; a larger body is passed on untouched.
+const maxInspectBytes = 4 << 20
 
 // postHeader carries, from httpHandler to the tool handler, the token of the
 // HTTP POST a call came in (the SDK passes a call's request headers along).
@@ -18,14 +26,16 @@ const postHeader = "X-Slackask-Mcp-Post"
 const sessionHeader = "Mcp-Session-Id"
 
 // httpHandler wraps the SDK's streamable handler so that a call waiting for
-// an answer ends when nobody can receive its result any more. The SDK does
-// not do that by itself for stateful sessions: a dropped POST leaves the call
-// running (the stream could be resumed with an event store, which we do not
-// keep), and deleting a session waits for the calls in flight to return,
+// an answer ends when nobody can receive its result any more, and reads the
+// reasons of notifications/cancelled before the SDK drops them. The SDK does
+// not end calls by itself for stateful sessions: a dropped POST leaves the
+// call running (the stream could be resumed with an event store, which we do
+// not keep), and deleting a session waits for the calls in flight to return,
 // which for an unanswered ask is never.
 type httpHandler struct {
-	calls *httpCalls
-	inner http.Handler
+	calls   *httpCalls
+	cancels *cancels
+	inner   http.Handler
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +44,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		token := rand.Text()
 		r = r.Clone(r.Context())
 		r.Header.Set(postHeader, token)
+		h.inspect(r)
 		h.calls.addPost(token, r.Context())
 		defer h.calls.removePost(token)
 	case http.MethodDelete:
@@ -44,15 +55,43 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.inner.ServeHTTP(w, r)
 }
 
+// inspect passes a POST carrying one JSON-RPC message through
+// cancels.inspect, rewriting the body when it tags a call.
+func (h *httpHandler) inspect(r *http.Request) {
+	if r.Body == nil {
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxInspectBytes+1))
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), rest), rest}
+	if err != nil || len(b) > maxInspectBytes {
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return // a batch or bad JSON: the SDK answers it
+	}
+	if out := h.cancels.inspect(r.Header.Get(sessionHeader), msg); out != msg {
+		if nb, err := jsonrpc.EncodeMessage(out); err == nil {
+			r.Body = io.NopCloser(bytes.NewReader(nb))
+			r.ContentLength = int64(len(nb))
+			r.Header.Set("Content-Length", strconv.Itoa(len(nb)))
+		}
+	}
+}
+
 // httpCalls tracks the POSTs being served and the tool calls in flight.
 type httpCalls struct {
 	mu       sync.Mutex
-	posts    map[string]context.Context              // POST token → its request context
-	sessions map[string]map[*context.CancelFunc]bool // session id → its calls' cancels
+	posts    map[string]context.Context                   // POST token → its request context
+	sessions map[string]map[*context.CancelCauseFunc]bool // session id → its calls' cancels
 }
 
 func newHTTPCalls() *httpCalls {
-	return &httpCalls{posts: map[string]context.Context{}, sessions: map[string]map[*context.CancelFunc]bool{}}
+	return &httpCalls{posts: map[string]context.Context{}, sessions: map[string]map[*context.CancelCauseFunc]bool{}}
 }
 
 func (c *httpCalls) addPost(token string, ctx context.Context) {
@@ -71,13 +110,13 @@ func (c *httpCalls) cancelSession(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for cancel := range c.sessions[id] {
-		(*cancel)()
+		(*cancel)(errSessionDeleted)
 	}
 }
 
 // track arranges for cancel to be called when the POST that carried req
 // ends, or its session is deleted. The returned func undoes that.
-func (c *httpCalls) track(req *mcpsdk.CallToolRequest, cancel context.CancelFunc) (untrack func()) {
+func (c *httpCalls) track(req *mcpsdk.CallToolRequest, cancel context.CancelCauseFunc) (untrack func()) {
 	stop := func() bool { return false }
 	if req.Extra != nil && req.Extra.Header != nil {
 		if token := req.Extra.Header.Get(postHeader); token != "" {
@@ -85,9 +124,9 @@ func (c *httpCalls) track(req *mcpsdk.CallToolRequest, cancel context.CancelFunc
 			post, ok := c.posts[token]
 			c.mu.Unlock()
 			if ok {
-				stop = context.AfterFunc(post, cancel)
+				stop = context.AfterFunc(post, func() { cancel(errPostDropped) })
 			} else {
-				cancel() // the POST has already ended: nobody is listening
+				cancel(errPostDropped) // the POST has already ended
 			}
 		}
 	}
@@ -98,7 +137,7 @@ func (c *httpCalls) track(req *mcpsdk.CallToolRequest, cancel context.CancelFunc
 	key := &cancel
 	c.mu.Lock()
 	if c.sessions[id] == nil {
-		c.sessions[id] = map[*context.CancelFunc]bool{}
+		c.sessions[id] = map[*context.CancelCauseFunc]bool{}
 	}
 	c.sessions[id][key] = true
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 )
@@ -13,13 +14,75 @@ import (
 // toolInput is the tool's arguments as they arrive. It mirrors
 // interaction.AskInput's fields that an agent may set, and accepts
 // multi_select beside multiSelect (deepseek-harness's model writes the
-// former). Unknown properties are ignored.
+// former). Unknown properties are refused, naming the nearest known one.
 type toolInput struct {
-	Questions []questionInput    `json:"questions"`
-	Agent     *interaction.Agent `json:"agent"`
-	Channel   string             `json:"channel"`
-	User      string             `json:"user"`
-	Timeout   json.RawMessage    `json:"timeout"`
+	Questions   []questionInput    `json:"questions"`
+	Agent       *interaction.Agent `json:"agent"`
+	Channel     string             `json:"channel"`
+	User        string             `json:"user"`
+	Timeout     json.RawMessage    `json:"timeout"`
+	WaitSeconds json.RawMessage    `json:"waitSeconds"`
+}
+
+// getAnswerInput is the arguments of get_answer.
+type getAnswerInput struct {
+	ID          string          `json:"id"`
+	WaitSeconds json.RawMessage `json:"waitSeconds"`
+}
+
+// maxWaitSeconds bounds waitSeconds: a call longer than a day is a mistake.
+const maxWaitSeconds = 24 * time.Hour
+
+// parseDurationArg reads the optional duration argument field (a number of
+// seconds, or a Go duration string) with interaction.ParseDuration. ok is
+// false when it is absent.
+func parseDurationArg(raw json.RawMessage, field string) (d time.Duration, ok bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte(`""`)) {
+		return 0, false, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return 0, false, interaction.Errorf(interaction.InvalidQuestion,
+				"%s must be a number of seconds or a Go duration such as \"30m\" or \"2h\"", field)
+		}
+		s = n.String()
+	}
+	d, err = interaction.ParseDuration(s)
+	if err != nil {
+		return 0, false, interaction.Errorf(interaction.InvalidQuestion,
+			"%s: %v (use a number of seconds or a Go duration such as \"30m\" or \"2h\")", field, err)
+	}
+	return d, true, nil
+}
+
+// parseWait reads waitSeconds, at most maxWaitSeconds.
+func parseWait(raw json.RawMessage) (time.Duration, bool, error) {
+	d, ok, err := parseDurationArg(raw, "waitSeconds")
+	if err == nil && d > maxWaitSeconds {
+		return 0, false, interaction.Errorf(interaction.InvalidQuestion, "waitSeconds: at most %d", int(maxWaitSeconds.Seconds()))
+	}
+	return d, ok, err
+}
+
+// checkObject refuses arguments that are not a JSON object, and unknown
+// fields (naming the nearest known one).
+func checkObject(raw json.RawMessage, v any, want string) error {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if raw[0] != '{' {
+		return interaction.Errorf(interaction.InvalidQuestion, "the arguments must be a JSON object%s", want)
+	}
+	if err := interaction.CheckFields(raw, v); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return interaction.Errorf(interaction.InvalidQuestion, "%s", describeJSONError(err))
+	}
+	return nil
 }
 
 type questionInput struct {
@@ -33,21 +96,20 @@ type questionInput struct {
 	Intent           *interaction.Intent  `json:"intent"`
 }
 
-// decodeInput turns the raw arguments of a call into an AskInput. Malformed
-// arguments are an INVALID_QUESTION *interaction.Error that says what is
-// wrong in JSON terms; a request without questions is left for
-// interaction.Validate (EMPTY_QUESTIONS).
-func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInput, error) {
+// decodeInput turns the raw arguments of a call into an AskInput and the
+// optional waitSeconds (0: wait until the ask ends). Malformed arguments are
+// an INVALID_QUESTION *interaction.Error that says what is wrong in JSON
+// terms; a request without questions is left for interaction.Validate
+// (EMPTY_QUESTIONS).
+func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInput, time.Duration, error) {
 	var in toolInput
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if raw[0] != '{' {
-			return interaction.AskInput{}, interaction.Errorf(interaction.InvalidQuestion,
-				"the arguments must be a JSON object with a \"questions\" array")
-		}
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return interaction.AskInput{}, interaction.Errorf(interaction.InvalidQuestion, "%s", describeJSONError(err))
-		}
+	if err := checkObject(raw, &in, ` with a "questions" array`); err != nil {
+		return interaction.AskInput{}, 0, err
+	}
+	waitFor, _, err := parseWait(in.WaitSeconds)
+	if err != nil {
+		return interaction.AskInput{}, 0, err
 	}
 	out := interaction.AskInput{
 		Request: interaction.Request{Agent: in.Agent},
@@ -57,12 +119,11 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 	if out.Channel == "" && out.User == "" {
 		out.Channel = defaultChannel
 	}
-	if t := bytes.TrimSpace(in.Timeout); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte(`""`)) {
-		if err := json.Unmarshal(t, &out.Timeout); err != nil {
-			return interaction.AskInput{}, interaction.Errorf(interaction.InvalidQuestion,
-				"timeout: %v (use a Go duration such as \"30m\" or \"2h\")", err)
-		}
+	timeout, _, err := parseDurationArg(in.Timeout, "timeout")
+	if err != nil {
+		return interaction.AskInput{}, 0, err
 	}
+	out.Timeout = interaction.Duration(timeout)
 	for _, q := range in.Questions {
 		multi := false
 		switch {
@@ -81,7 +142,7 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 			Intent:      q.Intent,
 		})
 	}
-	return out, nil
+	return out, waitFor, nil
 }
 
 // describeJSONError says what json.Unmarshal disliked, in the JSON terms a

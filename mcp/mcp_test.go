@@ -395,15 +395,13 @@ func TestAnswered(t *testing.T) {
 						"id": "colors", "question": "Which colours?", "header": "Colours", "detail": "For the logo.",
 						"options": []any{
 							map[string]any{"label": "Red"},
-							map[string]any{"label": "Blue", "description": "calm", "icon": "unknown fields are ignored"},
+							map[string]any{"label": "Blue", "description": "calm"},
 						},
 						"multi_select": true, // deepseek-harness's spelling
-						"whatever":     42,
 					},
 					map[string]any{"id": "name", "question": "Name the release?", "multiSelect": false},
 				},
-				"timeout":   "90s",
-				"reasoning": "unknown top-level fields are ignored too",
+				"timeout": "90s",
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
@@ -595,6 +593,37 @@ func TestShutdownWithdraws(t *testing.T) {
 	}
 }
 
+// TestUnknownFields: a field the tool does not know is refused, naming it
+// and the nearest known name, and nothing is asked.
+func TestUnknownFields(t *testing.T) {
+	svc := newFakeService()
+	c := connect(t, "stdio", svc, Options{})
+	for _, tc := range []struct {
+		args       map[string]any
+		path, hint string
+	}{
+		{map[string]any{"questions": []any{map[string]any{"id": "a", "question": "x", "optionz": []any{map[string]any{"label": "A"}}}}},
+			"questions[0].optionz", "options"},
+		{map[string]any{"questions": []any{map[string]any{"id": "a", "question": "x"}}, "waitSecond": 5}, "waitSecond", "waitSeconds"},
+		{map[string]any{"questions": []any{map[string]any{"id": "a", "question": "x", "options": []any{map[string]any{"label": "A", "descripton": "d"}}}}},
+			"questions[0].options[0].descripton", "description"},
+	} {
+		res := c.call(t, tc.args)
+		wantToolError(t, res, interaction.InvalidQuestion, tc.path)
+		if !strings.Contains(text(t, res), tc.hint) {
+			t.Errorf("%q does not hint %q", text(t, res), tc.hint)
+		}
+	}
+	res, err := c.cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: GetAnswerToolName, Arguments: map[string]any{"askId": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantToolError(t, res, interaction.InvalidQuestion, "askId")
+	if n := svc.creates(); n != 0 {
+		t.Errorf("%d asks created", n)
+	}
+}
+
 func TestInvalidInput(t *testing.T) {
 	eleven := make([]any, 11)
 	for i := range eleven {
@@ -745,11 +774,18 @@ func TestListTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Tools) != 1 || res.Tools[0].Name != ToolName {
+			if len(res.Tools) != 2 || res.Tools[0].Name != ToolName && res.Tools[1].Name != ToolName {
 				t.Fatalf("tools %+v", res.Tools)
 			}
+			if res.Tools[0].Name != ToolName {
+				res.Tools[0], res.Tools[1] = res.Tools[1], res.Tools[0]
+			}
+			if res.Tools[1].Name != GetAnswerToolName || !strings.Contains(res.Tools[1].Description, "Still waiting") {
+				t.Errorf("second tool %+v", res.Tools[1])
+			}
 			tool := res.Tools[0]
-			for _, s := range []string{"stable", `"Other"`, "10 questions", `{"answers":[`, "ASK_CANCELLED", "ASK_TIMEOUT", "INVALID_QUESTION"} {
+			for _, s := range []string{"stable", `"Other"`, "10 questions", `{"answers":[`, "ASK_CANCELLED", "ASK_TIMEOUT", "INVALID_QUESTION",
+				"waitSeconds", "Still waiting", "get_answer"} {
 				if !strings.Contains(tool.Description, s) {
 					t.Errorf("description lacks %q", s)
 				}
@@ -767,7 +803,7 @@ func TestListTools(t *testing.T) {
 			if in.Type != "object" || !reflect.DeepEqual(in.Required, []string{"questions"}) || in.Additional != nil {
 				t.Errorf("input schema %s", b)
 			}
-			for _, p := range []string{"questions", "channel", "user", "timeout"} {
+			for _, p := range []string{"questions", "channel", "user", "timeout", "waitSeconds"} {
 				if in.Properties[p] == nil {
 					t.Errorf("input schema lacks %q", p)
 				}
@@ -881,7 +917,7 @@ func TestDecodeInput(t *testing.T) {
 		{`{"questions":[{"id":"a","question":"q","multiSelect":false,"multi_select":true}]}`, false},
 		{`{"questions":[{"id":"a","question":"q"}]}`, false},
 	} {
-		in, err := decodeInput(json.RawMessage(tc.raw), "")
+		in, _, err := decodeInput(json.RawMessage(tc.raw), "")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.raw, err)
 		}
@@ -896,7 +932,7 @@ func TestDecodeInput(t *testing.T) {
 		{`{"timeout":12.5}`, ""}, // a number of seconds is accepted
 		{`{"timeout":true}`, "timeout"},
 	} {
-		_, err := decodeInput(json.RawMessage(tc.raw), "")
+		_, _, err := decodeInput(json.RawMessage(tc.raw), "")
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.raw, err)
@@ -904,7 +940,7 @@ func TestDecodeInput(t *testing.T) {
 			t.Errorf("%s: %v, want INVALID_QUESTION about %q", tc.raw, err, tc.want)
 		}
 	}
-	in, err := decodeInput(json.RawMessage(`{"questions":[{"id":"a","question":"q"}],"timeout":"","channel":"  "}`), "C-DEF")
+	in, _, err := decodeInput(json.RawMessage(`{"questions":[{"id":"a","question":"q"}],"timeout":"","channel":"  "}`), "C-DEF")
 	if err != nil || in.Timeout != 0 || in.Channel != "C-DEF" {
 		t.Errorf("%+v %v", in, err)
 	}
@@ -924,12 +960,13 @@ func (c *conn) rawRequest(ctx context.Context, method, body string) (*http.Respo
 	return c.hc.Do(req)
 }
 
-// A client that drops the HTTP request carrying its call, without
-// notifications/cancelled, can no longer receive the result: the ask is
-// withdrawn.
-func TestHTTPDroppedRequestWithdraws(t *testing.T) {
+// A client that drops the HTTP request carrying its call without
+// notifications/cancelled is taken to have timed out (as Claude Code does):
+// the ask stays open and get_answer fetches it.
+func TestHTTPDroppedRequestKeepsAsk(t *testing.T) {
 	svc := newFakeService()
-	c := connect(t, "http", svc, Options{})
+	var logs syncBuffer
+	c := connect(t, "http", svc, Options{Logger: zerolog.New(&logs)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call",
@@ -946,8 +983,129 @@ func TestHTTPDroppedRequestWithdraws(t *testing.T) {
 	id := recv(t, svc.created, "the ask")
 	cancel()
 	recv(t, posted, "the POST to end")
-	if got := recv(t, svc.withdrawn, "the withdrawal"); got != id {
-		t.Fatalf("withdrew %s, want %s", got, id)
+	waitLog(t, &logs, "mcp ask left open")
+	if a := svc.status(t, id); a.Status != interaction.StatusPending {
+		t.Fatalf("ask %s, want it still open", a.Status)
+	}
+	svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"Yes"}}}})
+	res := c.getAnswer(t, map[string]any{"id": id})
+	if res.IsError || text(t, res) != `{"answers":[{"id":"go","selected":["Yes"]}]}` {
+		t.Fatalf("get_answer: %+v", res)
+	}
+}
+
+// waitLog waits until the log holds want.
+func waitLog(t *testing.T, logs *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never said %q:\n%s", want, logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// getAnswer calls get_answer and returns its result.
+func (c *conn) getAnswer(t *testing.T, args map[string]any) *mcpsdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: GetAnswerToolName, Arguments: args})
+	if err != nil {
+		t.Fatalf("get_answer: %v", err)
+	}
+	return res
+}
+
+// pendingID checks that res says, not as an error, that the ask is still
+// open, and returns its id.
+func pendingID(t *testing.T, res *mcpsdk.CallToolResult) string {
+	t.Helper()
+	got := text(t, res)
+	if res.IsError || !strings.HasPrefix(got, "Still waiting:") || !strings.Contains(got, GetAnswerToolName) {
+		t.Fatalf("result %q (error %v), want Still waiting", got, res.IsError)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var sc struct {
+		Status string `json:"status"`
+		AskID  string `json:"askId"`
+	}
+	if err := json.Unmarshal(b, &sc); err != nil || sc.Status != "pending" || sc.AskID == "" || !strings.Contains(got, sc.AskID) {
+		t.Fatalf("structured %s", b)
+	}
+	return sc.AskID
+}
+
+// TestCallTimeoutKeepsAsk: a client whose call is cut by its own timeout
+// (the go-sdk sends notifications/cancelled "context deadline exceeded")
+// leaves the question open, and get_answer, with or without the id,
+// returns the answer later.
+func TestCallTimeoutKeepsAsk(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			var logs syncBuffer
+			c := connect(t, tr, svc, Options{Logger: zerolog.New(&logs)})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			done := c.start(ctx, simpleArgs(), nil)
+			id := recv(t, svc.created, "the ask")
+			if r := recv(t, done, "the call to time out"); !errors.Is(r.err, context.DeadlineExceeded) {
+				t.Fatalf("CallTool: %v %+v, want a timeout", r.err, r.res)
+			}
+			waitLog(t, &logs, "mcp ask left open")
+			if a := svc.status(t, id); a.Status != interaction.StatusPending {
+				t.Fatalf("ask %s, want it still open", a.Status)
+			}
+			if got := pendingID(t, c.getAnswer(t, map[string]any{"waitSeconds": 0})); got != id {
+				t.Fatalf("get_answer without id found %s, want %s", got, id)
+			}
+			later := make(chan *mcpsdk.CallToolResult, 1)
+			go func() { later <- c.getAnswer(t, map[string]any{"id": id}) }()
+			svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Selected: []string{"No"}}}})
+			res := recv(t, later, "get_answer")
+			if res.IsError || text(t, res) != `{"answers":[{"id":"go","selected":["No"]}]}` {
+				t.Fatalf("get_answer: %+v", res)
+			}
+			select {
+			case w := <-svc.withdrawn:
+				t.Fatalf("ask %s withdrawn", w)
+			default:
+			}
+		})
+	}
+}
+
+// TestWaitSeconds: a call with waitSeconds returns "Still waiting" with the
+// ask id when they pass, the ask stays open, and get_answer reports pending,
+// then the answer, then for another ask the error code it ended with.
+func TestWaitSeconds(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, tr, svc, Options{})
+			args := simpleArgs()
+			args["waitSeconds"] = 0.2
+			id := pendingID(t, c.call(t, args))
+			if id != recv(t, svc.created, "the ask") {
+				t.Fatal("the result names another ask")
+			}
+			if got := pendingID(t, c.getAnswer(t, map[string]any{"id": id, "waitSeconds": 0.05})); got != id {
+				t.Fatalf("pending %s, want %s", got, id)
+			}
+			svc.answer(t, id, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "go", Custom: "later"}}})
+			if res := c.getAnswer(t, map[string]any{"id": id, "waitSeconds": "1m"}); res.IsError || text(t, res) != `{"answers":[{"id":"go","selected":[],"custom":"later"}]}` {
+				t.Fatalf("get_answer: %+v", res)
+			}
+
+			id2 := pendingID(t, c.call(t, args))
+			<-svc.created
+			svc.endAs(t, id2, interaction.StatusCancelled, nil)
+			wantToolError(t, c.getAnswer(t, map[string]any{"id": id2}), interaction.AskCancelled, "")
+			wantToolError(t, c.getAnswer(t, map[string]any{"id": "nope"}), interaction.NotFound, "")
+			wantToolError(t, c.getAnswer(t, map[string]any{"id": id, "waitSeconds": -1}), interaction.InvalidQuestion, "waitSeconds")
+		})
 	}
 }
 
@@ -994,7 +1152,7 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 			a.Status, a.Answer = interaction.StatusAnswered, &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "a"}}}
 		})
 	}()
-	got, err := tool.await(ctx, a.ID, zerolog.Nop())
+	got, err := tool.waitFor(ctx, a.ID)
 	if err != nil || got.Status != interaction.StatusAnswered {
 		t.Fatalf("%+v %v", got, err)
 	}
@@ -1006,18 +1164,15 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 	svc.mu.Lock()
 	svc.waitFails = -1
 	svc.mu.Unlock()
-	if _, err := tool.await(ctx, a.ID, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("await: %v", err)
-	}
-	if got := recv(t, svc.withdrawn, "the withdrawal"); got != a.ID {
-		t.Errorf("withdrew %s, want %s", got, a.ID)
+	if _, err := tool.waitFor(ctx, a.ID); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("waitFor: %v", err)
 	}
 
 	// An unknown ask is not retried.
 	svc.mu.Lock()
 	svc.waitFails = 0
 	svc.mu.Unlock()
-	if _, err := tool.await(ctx, "nope", zerolog.Nop()); interaction.ErrorCode(err) != interaction.NotFound {
+	if _, err := tool.waitFor(ctx, "nope"); interaction.ErrorCode(err) != interaction.NotFound {
 		t.Fatalf("await: %v", err)
 	}
 }
@@ -1039,4 +1194,74 @@ func TestStdioEOFWithdraws(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+func TestTimeoutReason(t *testing.T) {
+	for reason, want := range map[string]bool{
+		"McpError: MCP error -32001: Request timed out": true, // the TypeScript SDK (Claude Code, Agent SDK)
+		"Request timed out":                             true,
+		"context deadline exceeded":                     true, // the go-sdk
+		"context canceled":                              false,
+		"User cancelled":                                false,
+		"":                                              false,
+	} {
+		if got := timeoutReason(reason); got != want {
+			t.Errorf("timeoutReason(%q) = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+// TestHTTPCancelReasons: as the TypeScript SDK does, a client sends
+// notifications/cancelled and keeps the call's stream open. A reason that
+// speaks of a timeout leaves the question open (the stream gets "Still
+// waiting"); any other withdraws it.
+func TestHTTPCancelReasons(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		keep   bool
+	}{
+		{"McpError: MCP error -32001: Request timed out", true},
+		{"The user pressed Esc", false},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			svc := newFakeService()
+			c := connect(t, "http", svc, Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+				"params": map[string]any{"name": ToolName, "arguments": simpleArgs()}})
+			stream := make(chan string, 1)
+			go func() {
+				resp, err := c.rawRequest(ctx, http.MethodPost, string(body))
+				if err != nil {
+					stream <- err.Error()
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				stream <- string(b)
+			}()
+			id := recv(t, svc.created, "the ask")
+			note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+				"params": map[string]any{"requestId": 77, "reason": tc.reason}})
+			resp, err := c.rawRequest(ctx, http.MethodPost, string(note))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			got := recv(t, stream, "the call's stream to end")
+			if tc.keep {
+				if !strings.Contains(got, "Still waiting") || !strings.Contains(got, id) {
+					t.Fatalf("stream %q, want Still waiting with %s", got, id)
+				}
+				if a := svc.status(t, id); a.Status != interaction.StatusPending {
+					t.Fatalf("ask %s, want it open", a.Status)
+				}
+				return
+			}
+			if w := recv(t, svc.withdrawn, "the withdrawal"); w != id {
+				t.Fatalf("withdrew %s, want %s", w, id)
+			}
+		})
+	}
 }

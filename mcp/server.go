@@ -56,14 +56,14 @@ func (o Options) progressInterval() time.Duration {
 	return o.ProgressInterval
 }
 
-// NewServer returns an MCP server whose one tool, ask_user_question, asks
-// people through svc. Connect it to any MCP transport; [Handler] and
+// NewServer returns an MCP server whose tools, ask_user_question and
+// get_answer, ask people through svc. Connect it to any MCP transport; [Handler] and
 // [ServeStdio] do so for streamable HTTP and stdio.
 func NewServer(svc interaction.AskService, opts Options) *mcpsdk.Server {
-	return newServer(svc, opts, nil)
+	return newServer(svc, opts, nil, nil)
 }
 
-func newServer(svc interaction.AskService, opts Options, calls *httpCalls) *mcpsdk.Server {
+func newServer(svc interaction.AskService, opts Options, calls *httpCalls, cn *cancels) *mcpsdk.Server {
 	logger := opts.Logger.With().Str("component", "mcp").Logger()
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{
 		Name:    "slackask",
@@ -80,8 +80,10 @@ func newServer(svc interaction.AskService, opts Options, calls *httpCalls) *mcps
 		defaultChannel: opts.DefaultChannel,
 		base:           opts.Context,
 		calls:          calls,
+		cancels:        cn,
 	}
 	srv.AddTool(toolDefinition(), t.handle)
+	srv.AddTool(getAnswerDefinition(), t.handleGetAnswer)
 	return srv
 }
 
@@ -90,15 +92,17 @@ func newServer(svc interaction.AskService, opts Options, calls *httpCalls) *mcps
 // progress notifications as server-sent events). Mount it at /mcp; it does
 // no authentication of its own.
 //
-// A call waiting for an answer withdraws its ask when the client cancels it,
-// deletes its session, or drops the HTTP request that carries the call (the
-// result could no longer be delivered). Sessions with no request in flight
-// for an hour are closed.
+// A call waiting for an answer withdraws its ask when the client cancels it
+// deliberately or deletes its session; a call the client cut by timing out,
+// or whose HTTP request dropped, ends with the ask left open for get_answer
+// (see the package doc). Sessions with no request in flight for an hour are
+// closed.
 func Handler(svc interaction.AskService, opts Options) http.Handler {
-	calls := newHTTPCalls()
-	srv := newServer(svc, opts, calls)
+	calls, cn := newHTTPCalls(), newCancels()
+	srv := newServer(svc, opts, calls, cn)
 	return &httpHandler{
-		calls: calls,
+		calls:   calls,
+		cancels: cn,
 		inner: mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv },
 			&mcpsdk.StreamableHTTPOptions{
 				Logger:         sdkLogger(opts.Logger.With().Str("component", "mcp").Logger()),
@@ -122,13 +126,14 @@ func ServeStdio(ctx context.Context, svc interaction.AskService, opts Options, i
 		defer context.AfterFunc(opts.Context, cancel)()
 	}
 	opts.Context = base
-	srv := NewServer(svc, opts)
+	cn := newCancels()
+	srv := newServer(svc, opts, nil, cn)
 
 	rc, ok := in.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	ss, err := srv.Connect(ctx, &mcpsdk.IOTransport{Reader: rc, Writer: nopWriteCloser{out}}, nil)
+	ss, err := srv.Connect(ctx, cancelTransport{&mcpsdk.IOTransport{Reader: rc, Writer: nopWriteCloser{out}}, cn}, nil)
 	if err != nil {
 		return err
 	}

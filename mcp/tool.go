@@ -9,12 +9,18 @@ import (
 	"github.com/slackask/slackask/interaction"
 )
 
-// ToolName is the name of the server's one tool.
-const ToolName = "ask_user_question"
+// ToolName is the name of the tool that asks; GetAnswerToolName the one
+// that fetches the answer of an ask a call stopped waiting for.
+const (
+	ToolName          = "ask_user_question"
+	GetAnswerToolName = "get_answer"
+)
 
 const serverInstructions = `slackask puts questions to a person in Slack and returns their answer. ` +
 	`Call ask_user_question when you need a human decision, a preference, an approval or information ` +
-	`that you cannot find out yourself. The call blocks until the person answers, cancels, or the ask times out.`
+	`that you cannot find out yourself. The call blocks until the person answers, cancels, or the ask times out. ` +
+	`People can take longer than your tool calls may last: then the result says the question is still open and ` +
+	`gives its ask id; call get_answer with that id to fetch the answer later.`
 
 var toolDescription = fmt.Sprintf(`Ask a person one or more questions in Slack and wait for the answer.
 
@@ -23,14 +29,18 @@ Use it when you need a decision, a preference, an approval or information only a
 How to ask well:
 - Put related questions in one call (1 to %d questions) instead of calling repeatedly.
 - Give each question a stable, short, machine-friendly "id" (e.g. "db_engine"); the answer is keyed by it.
-- "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs.
+- "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs. "question", "detail" and option descriptions are Markdown (bold, italic, ~~strike~~, code, code blocks, links, lists, quotes); header and labels are plain text; nothing you write mentions or pings anyone.
 - Offer "options" when the choices are known: short, distinct labels of a few words, each with an optional "description". The label you write is exactly the value you get back. Set "multiSelect": true when several may apply.
 - Do not add an "Other", "None" or "Skip" option: the person always gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only.
-- "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h".
+- "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h": how long the question stays open.
+
+People may answer after your tool call has to end. Pass "waitSeconds" below your tool-call time limit (e.g. 240 when calls are cut after 5 minutes): when it passes, or when your client cuts the call for taking too long, the question stays open and the result says "Still waiting", with the ask id. Then call get_answer with {"id": "<ask id>"} (again with "waitSeconds" if you like) until it returns the answer. If a call was cut before you saw the ask id, call get_answer without an id: it finds the newest question this session left open.
 
 The result is JSON with one item per question, in request order:
 {"answers":[{"id":"db_engine","selected":["Postgres"]},{"id":"notes","selected":[],"custom":"their own words"}]}
 "selected" holds the chosen labels; "custom" holds text the person typed instead (then "selected" is empty); both empty means the person skipped that question.
+
+While the question is still open the result is not an error: {"status":"pending","askId":"…","message":"Still waiting: …"}.
 
 If there is no answer the tool returns an error whose text starts with a code: ASK_CANCELLED (the person declined to answer; do not ask the same again), ASK_TIMEOUT (nobody answered in time), ASK_ABORTED (the ask was withdrawn), INVALID_QUESTION or EMPTY_QUESTIONS (fix the input and call again), SLACK_ERROR (Slack refused; the message says why).`,
 	interaction.MaxQuestions)
@@ -75,16 +85,20 @@ const inputSchema = `{
     },
     "channel": {"type": "string", "description": "Slack channel id to ask in (e.g. C0123456789). Default: the server's channel."},
     "user": {"type": "string", "description": "Slack user id (e.g. U0123456789) to ask in a direct message instead of a channel."},
-    "timeout": {"type": "string", "description": "How long to wait for an answer, as a Go duration such as \"30m\" or \"2h\". Default: the server's."}
+    "timeout": {"type": "string", "description": "How long the question stays open, as a Go duration such as \"30m\" or \"2h\". Default: the server's."},
+    "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer; the question stays open and get_answer fetches the answer later. Use a value below your tool-call time limit. Default: wait until the question ends."}
   },
   "required": ["questions"]
 }`
 
 // outputSchema is the JSON Schema of the structured content of a successful
-// call: interaction.Answer.
+// call: interaction.Answer, or a pending ask (status, askId, message).
 const outputSchema = `{
   "type": "object",
   "properties": {
+    "status": {"type": "string", "enum": ["pending"]},
+    "askId": {"type": "string"},
+    "message": {"type": "string"},
     "answers": {
       "type": "array",
       "items": {
@@ -97,9 +111,39 @@ const outputSchema = `{
         "required": ["id", "selected"]
       }
     }
-  },
-  "required": ["answers"]
+  }
 }`
+
+var getAnswerDescription = `Fetch the answer to a question asked earlier with ask_user_question whose call ended before the person answered (its result said "Still waiting" and gave an ask id).
+
+Arguments: "id", the ask id (leave it out to use the newest question this session left open), and optional "waitSeconds": how long to wait for the answer before returning (default: until the question ends; 0 checks once). Keep it below your tool-call time limit.
+
+The result is the answer, exactly as ask_user_question returns it ({"answers":[…]}); or, while nobody has answered, {"status":"pending","askId":"…","message":"Still waiting: …"}: call get_answer again later. If the question ended without an answer the tool returns an error whose text starts with a code: ASK_CANCELLED, ASK_TIMEOUT, ASK_ABORTED, or NOT_FOUND for an unknown id. Calling get_answer never withdraws the question.`
+
+const getAnswerInputSchema = `{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "description": "The ask id from ask_user_question's result. Default: the newest question this session left open."},
+    "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer (0: check once). Default: wait until the question ends."}
+  }
+}`
+
+func getAnswerDefinition() *mcpsdk.Tool {
+	openWorld, destructive, readOnly := true, false, true
+	return &mcpsdk.Tool{
+		Name:         GetAnswerToolName,
+		Title:        "Get the answer to a question asked in Slack",
+		Description:  getAnswerDescription,
+		InputSchema:  json.RawMessage(getAnswerInputSchema),
+		OutputSchema: json.RawMessage(outputSchema),
+		Annotations: &mcpsdk.ToolAnnotations{
+			Title:           "Get the answer to a question asked in Slack",
+			ReadOnlyHint:    readOnly,
+			DestructiveHint: &destructive,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+}
 
 func toolDefinition() *mcpsdk.Tool {
 	openWorld, destructive := true, false

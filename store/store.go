@@ -1,6 +1,6 @@
 // Package store defines the durable record of an ask and the Store that
 // keeps it. The Slack message is a view of a Record, never the record
-// itself. Implementations live in subpackages (memory, sqlite) and all pass
+// itself. Implementations live in subpackages (memory, sqlite, postgres) and all pass
 // the conformance suite in storetest.
 package store
 
@@ -38,6 +38,11 @@ type Record struct {
 	RemindAt time.Time `json:"remindAt,omitzero"`
 	// Reminded is set once the reminder was posted.
 	Reminded bool `json:"reminded,omitempty"`
+	// WakeAt is when the ask lifecycle next has work for this record (its
+	// deadline, its reminder, a retry); zero means nothing is due. ClaimDue
+	// hands out records whose WakeAt has come; the store keeps it in an
+	// indexed column.
+	WakeAt time.Time `json:"wakeAt,omitzero"`
 
 	// EndedBy is who cancelled an ask (Ask.AnsweredBy is for answers).
 	EndedBy *interaction.User `json:"endedBy,omitempty"`
@@ -92,8 +97,44 @@ type Store interface {
 	// Secret returns the named secret key (32 random bytes), creating and
 	// storing it on first use so that it survives restarts.
 	Secret(ctx context.Context, name string) ([]byte, error)
+	// ClaimDue returns up to limit records whose WakeAt is set and not
+	// after now, earliest WakeAt first (then by ID), and in the same atomic
+	// step moves each one's WakeAt to now+lease (Version+1): no other caller,
+	// in this process or in another one sharing the database, gets that
+	// record from ClaimDue again until the lease has passed. The caller, its
+	// work done, sets the next WakeAt (or zero) with Update; if it dies
+	// instead, the record becomes due again when the lease runs out.
+	// limit <= 0 returns nothing.
+	ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Record, error)
+	// Watch calls fn after every committed Create, Update, Delete, Prune
+	// and ClaimDue write of any record made through any Store sharing the
+	// database, this one's own writes included. fn runs on a goroutine of
+	// the store, one call at a time, in commit order per record where the
+	// database allows; it must not block (hand the change to a channel or a
+	// map and return). A Change with Resync set means changes may have been
+	// missed: the watcher must re-read what it cares about. stop ends the
+	// watch: after it returns fn is not called again, except for a call
+	// already running. stop may be called more than once; Close stops every
+	// watch.
+	Watch(fn func(Change)) (stop func())
+	// Lease takes or renews the named lease for holder for ttl and reports
+	// whether holder holds it: false when another holder's lease has not
+	// expired. ttl <= 0 releases the lease if holder holds it (and reports
+	// false). It serves singletons across processes sharing the database.
+	Lease(ctx context.Context, name, holder string, ttl time.Duration) (held bool, err error)
 	// Close releases the store. Calls after Close fail.
 	Close() error
+}
+
+// Change tells a watcher that a record was written (see Store.Watch).
+type Change struct {
+	ID      string             // the record; empty with Resync
+	Version int64              // its version after the write; for a deletion, its last one
+	Status  interaction.Status // its status after the write
+	Deleted bool               // the record is gone (Delete, Prune)
+	// Resync: changes may have been missed (e.g. the connection that
+	// receives them was lost and made again); re-read what matters.
+	Resync bool
 }
 
 // Clone returns a deep copy of r, so that callers never share slices with a

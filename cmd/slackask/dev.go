@@ -15,6 +15,7 @@ import (
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/devui"
+	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
@@ -173,8 +174,21 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 		}
 	}()
 
-	sh := serveHooks{listener: apiLn}
+	// Asks an earlier run left pending were posted in an emulator that is
+	// gone: nobody can answer them, so they are ended at start.
+	startedAt := time.Now()
+	var svc interaction.AskService
+	sh := serveHooks{listener: apiLn, service: func(s interaction.AskService) { svc = s }}
 	sh.started = func(string) {
+		if !hooks.resetDB && svc != nil {
+			n, err := endOrphans(ctx, svc, startedAt)
+			if err != nil {
+				log.Warn().Err(err).Msg("could not end the asks an earlier dev run left pending")
+			}
+			if n > 0 {
+				log.Info().Int("asks", n).Msg("ended the asks an earlier dev run left pending")
+			}
+		}
 		fmt.Fprint(hooks.stdout, devBanner(pageURL, apiURL, curl, cfg, hooks.resetDB))
 		log.Info().Str("page", pageURL).Str("api", apiURL).Msg("slackask dev ready")
 		if hooks.started != nil {
@@ -218,6 +232,10 @@ func devCurl(apiURL string, token bool) string {
 }
 
 func devBanner(pageURL, apiURL, curl string, cfg config.Config, fresh bool) string {
+	tokenLine := ""
+	if cfg.APIToken != "" {
+		tokenLine = "\n  export SLACKASK_API_TOKEN=…   (the token this dev run was given)"
+	}
 	db := cfg.Database
 	if fresh {
 		db += " (started afresh: the emulator keeps nothing between runs)"
@@ -228,6 +246,10 @@ slackask dev: slackask wired to a local Slack emulator (no workspace, no tokens)
   Open  %s    you are "dev"; switch to alice or bob on the page
   API   %s
 
+slackask ask and slackask mcp find this API with (in another shell):
+
+  export SLACKASK_URL=%s%s
+
 Ask something; curl waits until you answer in the browser:
 
   %s
@@ -235,7 +257,7 @@ Ask something; curl waits until you answer in the browser:
 Questions go to %s. dev and @%s (dev, alice) may answer this one; bob may not.
 Database: %s. Ctrl-C stops. For a real workspace: slackask serve (see README.md).
 
-`, pageURL, apiURL, curl, channelName(cfg.Channel), devGroupHandle, db)
+`, pageURL, apiURL, apiURL, tokenLine, curl, channelName(cfg.Channel), devGroupHandle, db)
 }
 
 // channelName is how the banner names the default channel.

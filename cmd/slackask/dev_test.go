@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,10 +31,18 @@ type devRun struct {
 	logs   *syncBuffer
 	stdout *syncBuffer
 	http   *http.Client
+	stop   func() // ends the run and waits for it; idempotent
 }
 
 // startDev runs runDev on random loopback ports with a fresh database.
 func startDev(t *testing.T) *devRun {
+	t.Helper()
+	return startDevDB(t, filepath.Join(t.TempDir(), "dev.db"))
+}
+
+// startDevDB runs runDev on random loopback ports with the database db,
+// kept as it is.
+func startDevDB(t *testing.T, db string) *devRun {
 	t.Helper()
 	devLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,7 +55,7 @@ func startDev(t *testing.T) *devRun {
 	cfg := config.Config{
 		SlackBotToken: devBotToken, SlackAppToken: devAppToken, Channel: devChannel,
 		HTTPAddr: apiLn.Addr().String(), DevAddr: devLn.Addr().String(),
-		Database: filepath.Join(t.TempDir(), "dev.db"), LogLevel: "debug", LogFormat: "json", Retention: time.Hour,
+		Database: db, LogLevel: "debug", LogFormat: "json", Retention: time.Hour,
 	}
 	d := &devRun{logs: &syncBuffer{}, stdout: &syncBuffer{}, http: &http.Client{Transport: &http.Transport{}}}
 	log := zerolog.New(d.logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
@@ -59,16 +68,20 @@ func startDev(t *testing.T) *devRun {
 			started: func(s devStatus) { started <- s },
 		})
 	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("runDev: %v", err)
-		}
-		d.http.CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("dev log:\n%s", d.logs.String())
-		}
-	})
+	var once sync.Once
+	d.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("runDev: %v", err)
+			}
+			d.http.CloseIdleConnections()
+			if t.Failed() {
+				t.Logf("dev log:\n%s", d.logs.String())
+			}
+		})
+	}
+	t.Cleanup(d.stop)
 	select {
 	case d.devStatus = <-started:
 	case err := <-done:
@@ -190,6 +203,9 @@ func TestDevCommand(t *testing.T) {
 	}
 	if !strings.HasPrefix(curl[1], api[1]+"/v1/asks?wait=") {
 		t.Errorf("curl URL %s is not the API's", curl[1])
+	}
+	if !strings.Contains(banner, "export SLACKASK_URL="+api[1]+"\n") {
+		t.Errorf("banner lacks the SLACKASK_URL line for slackask ask and mcp:\n%s", banner)
 	}
 	httpc := &http.Client{Transport: &http.Transport{}}
 	defer httpc.CloseIdleConnections()
@@ -469,4 +485,45 @@ func mustJSONNoEscape(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// TestDevEndsOrphans: asks a dev run left pending, in a database kept
+// between runs, are ended when the next run starts: its emulator is empty,
+// so nobody could answer them.
+func TestDevEndsOrphans(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "dev.db")
+	first := startDevDB(t, db)
+	resp, err := first.http.Post(first.APIURL+"/v1/asks", "application/json",
+		strings.NewReader(`{"questions":[{"id":"a","question":"Still there?"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old interaction.Ask
+	_ = json.NewDecoder(resp.Body).Decode(&old)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || old.ID == "" {
+		t.Fatalf("create: %d %+v", resp.StatusCode, old)
+	}
+	first.stop()
+
+	second := startDevDB(t, db) // returns once the banner is out: orphans are ended by then
+	get := func(id string) interaction.Ask {
+		t.Helper()
+		resp, err := second.http.Get(second.APIURL + "/v1/asks/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a interaction.Ask
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if a := get(old.ID); a.Status != interaction.StatusAborted {
+		t.Fatalf("the earlier run's ask is %s, want aborted", a.Status)
+	}
+	if !strings.Contains(second.logs.String(), "ended the asks an earlier dev run left pending") {
+		t.Errorf("the log does not say the asks were ended")
+	}
 }

@@ -15,7 +15,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/slackask/slackask/config"
 )
 
 const usage = `usage: slackask <command> [flags]
@@ -26,7 +29,10 @@ commands:
   mcp        serve the ask_user_question MCP tool on stdio (forwards to SLACKASK_URL)
   manifest   print the Slack app manifest to create the app from
   dev        try it without Slack: a local Slack emulator with a web page
+  version    print the version
   help       show this text
+
+"slackask <command> --help" describes a command.
 
 Configuration is read from the environment (SLACK_BOT_TOKEN, SLACK_APP_TOKEN,
 SLACKASK_CHANNEL, …); see README.md.
@@ -45,7 +51,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if len(args) == 2 && isHelp(args[1]) {
+		if text, ok := commandHelp()[args[0]]; ok {
+			fmt.Fprint(stdout, text)
+			return 0
+		}
+	}
 	switch args[0] {
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "slackask %s\n", buildVersion())
+		return 0
 	case "serve":
 		return cmdServe(ctx, args[1:], stderr)
 	case "ask":
@@ -63,4 +78,89 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "slackask: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// buildVersion is the module version the binary was built from (go install
+// …@v1.2.3 records it), or "devel" when the build info has none.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// commandHelp is the --help text of the commands that take no flags of
+// their own (ask and manifest describe their flags themselves).
+func commandHelp() map[string]string {
+	return map[string]string{
+		"serve": `usage: slackask serve
+
+Runs the service: the Socket Mode bot and the HTTP API (with /mcp).
+
+Environment:
+` + envHelp([][3]string{
+			{"SLACK_BOT_TOKEN", "", "bot token, xoxb-… (required)"},
+			{"SLACK_APP_TOKEN", "", "app-level token, xapp-… with connections:write (required)"},
+			{"SLACK_API_URL", config.DefaultSlackAPIURL, "Slack Web API base URL"},
+			{"SLACKASK_CHANNEL", "", "default channel id for asks"},
+			{"SLACKASK_RESPONDERS", "", "default user/user-group ids allowed to answer, comma-separated"},
+			{"SLACKASK_TIMEOUT", "", "default deadline per ask (Go duration); 0 or unset means none"},
+			{"SLACKASK_HTTP_ADDR", config.DefaultHTTPAddr, "listen address of the HTTP API"},
+			{"SLACKASK_API_TOKEN", "", "bearer token of the HTTP API; required off loopback"},
+			{"SLACKASK_DATABASE", config.DefaultDatabase, "SQLite file or postgres:// URL"},
+			{"SLACKASK_RETENTION", config.DefaultRetention.String(), "how long ended asks are kept; 0 means forever"},
+			{"SLACKASK_LOG_LEVEL", config.DefaultLogLevel, "trace, debug, info, warn, error, disabled"},
+			{"SLACKASK_LOG_FORMAT", config.DefaultLogFormat, "json or console"},
+			{"SLACKASK_DSH_URL", "", "dsh event mux URL; empty disables the dsh bridge"},
+			{"SLACKASK_DSH_CHANNEL", "", "channel the dsh bridge asks in"},
+		}),
+		"mcp": `usage: slackask mcp
+
+Serves the ask_user_question and get_answer MCP tools on stdin/stdout, for an
+MCP host that starts it as a subprocess. Every ask goes to the slackask serve
+(or dev) at SLACKASK_URL.
+
+Environment:
+` + envHelp([][3]string{
+			{"SLACKASK_URL", config.DefaultURL, "where the service listens"},
+			{"SLACKASK_API_TOKEN", "", "its bearer token, if it has one"},
+			{"SLACKASK_LOG_LEVEL", config.DefaultLogLevel, "log level (logs go to stderr)"},
+			{"SLACKASK_LOG_FORMAT", config.DefaultLogFormat, "json or console"},
+		}),
+		"dev": `usage: slackask dev
+
+Runs slackask against a local Slack emulator with a web page, to try it
+without a Slack workspace. It reads serve's environment; the tokens and the
+channel are the emulator's.
+
+Environment (besides serve's):
+` + envHelp([][3]string{
+			{"SLACKASK_DEV_ADDR", config.DefaultDevAddr, "listen address of the emulator's web page"},
+			{"SLACKASK_HTTP_ADDR", config.DefaultHTTPAddr, "listen address of the HTTP API (the banner prints the SLACKASK_URL to use)"},
+			{"SLACKASK_DATABASE", devDatabase, "database of the dev run"},
+		}),
+		"version": "usage: slackask version\n\nPrints the version slackask was built from.\n",
+		"help":    usage,
+	}
+}
+
+// envHelp formats variables as "  NAME  (default D)  what".
+func envHelp(vars [][3]string) string {
+	var out string
+	for _, v := range vars {
+		def := ""
+		if v[1] != "" {
+			def = " (default " + v[1] + ")"
+		}
+		out += fmt.Sprintf("  %-22s %s%s\n", v[0], v[2], def)
+	}
+	return out
 }

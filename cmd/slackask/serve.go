@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/postgres"
 	"github.com/slackask/slackask/store/sqlite"
 )
 
@@ -53,8 +53,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 // serveHooks lets tests see inside a running service.
 type serveHooks struct {
 	clock    clock.Clock
-	listener net.Listener      // used instead of listening on cfg.HTTPAddr
-	started  func(addr string) // called once the HTTP API listens
+	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
+	started  func(addr string)            // called once the HTTP API listens
+	service  func(interaction.AskService) // called with the ask service once it exists
 }
 
 // serve wires config → store → bot → HTTP API and runs until ctx ends.
@@ -80,6 +81,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	})
 	if err != nil {
 		return err
+	}
+	if hooks.service != nil {
+		hooks.service(b)
 	}
 	var svc interaction.Service
 	if _, err := svc.Register(b); err != nil {
@@ -153,9 +157,16 @@ func allReady(checks []func(context.Context) error) func(context.Context) error 
 	}
 }
 
+// openStore opens SLACKASK_DATABASE: a postgres:// or postgresql:// URL is
+// a PostgreSQL database that several replicas may share, anything else a
+// SQLite file for this process alone. Errors never show the URL's password.
 func openStore(ctx context.Context, dsn string) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, errors.New("SLACKASK_DATABASE: PostgreSQL is not supported yet; use a SQLite file path")
+	if postgres.IsURL(dsn) {
+		st, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("SLACKASK_DATABASE: %w", err)
+		}
+		return st, nil
 	}
 	st, err := sqlite.Open(ctx, dsn)
 	if err != nil {

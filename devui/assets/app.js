@@ -309,8 +309,12 @@
       return;
     }
     switch (t.dataset.act) {
+      case "toggle-sidebar":
+        document.body.classList.toggle("sidebar-open");
+        break;
       case "nav":
         ev.preventDefault();
+        document.body.classList.remove("sidebar-open");
         state.c = t.dataset.channel;
         state.thread = "";
         navigate();

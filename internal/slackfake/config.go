@@ -15,20 +15,35 @@ type Config struct {
 	AppID string
 	// BotUserID is the bot's user id (default "U0BOT").
 	BotUserID string
-	// Now is the clock for message timestamps, trigger expiry, rate limits
-	// and call records (default time.Now). Ack latencies and ack timeouts
-	// always use the real clock.
+	// Now is the clock for message timestamps, trigger expiry, rate limits,
+	// call records and the time of failed interactions (default time.Now).
+	// Ack latencies and the ack deadline use the time package's clock (real
+	// time, or a testing/synctest bubble's when the Server was made in one);
+	// tests that need a quick deadline set AckTimeout.
 	Now func() time.Time
 	// TriggerTTL is how long a trigger_id can be exchanged (default 3s).
 	TriggerTTL time.Duration
 	// PingInterval is the period of WebSocket ping frames (default 5s).
 	PingInterval time.Duration
-	// AckTimeout is how long Deliver waits for an ack (default 3s).
+	// AckTimeout is Slack's 3 s: how long after a Deliver starts the
+	// envelope may go unacked (waiting for a connection included). Past it
+	// Deliver fails and a block_actions or view_submission payload is
+	// recorded as an interaction that failed in front of the person (see
+	// FailedInteractions). Default 3s.
 	AckTimeout time.Duration
 	// PostsPerSecondPerChannel limits chat.postMessage per channel with a
 	// token bucket (burst max(3, rate)); 0 means unlimited. Above it the
 	// call answers HTTP 429 with Retry-After.
 	PostsPerSecondPerChannel float64
+	// ConnectionsOpenPerMinute limits apps.connections.open (Slack's Tier 1)
+	// with a token bucket refilled by Now: above it the call answers HTTP
+	// 429 with Retry-After. Default 60, so that a client that reconnects in
+	// a tight loop is throttled while tests that restart a client a few
+	// times are not; negative means unlimited.
+	ConnectionsOpenPerMinute float64
+	// ConnectionsOpenBurst is the bucket's size: how many calls may follow
+	// each other without waiting (default 20).
+	ConnectionsOpenBurst int
 	// Logf receives diagnostic lines (default: discarded). It may be called
 	// with the fake locked, so it must not call Server methods.
 	Logf func(format string, args ...any)
@@ -56,6 +71,12 @@ func (c Config) withDefaults() Config {
 	setDur(&c.AckTimeout, 3*time.Second)
 	if c.PostsPerSecondPerChannel < 0 {
 		c.PostsPerSecondPerChannel = 0
+	}
+	if c.ConnectionsOpenPerMinute == 0 {
+		c.ConnectionsOpenPerMinute = 60
+	}
+	if c.ConnectionsOpenBurst <= 0 {
+		c.ConnectionsOpenBurst = 20
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}

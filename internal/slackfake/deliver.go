@@ -23,9 +23,16 @@ var (
 // maxAckBytes: Slack drops acks of 20 KiB or more.
 const maxAckBytes = 20 * 1024
 
+// pendingAck is an envelope waiting for its ack. Its deadline runs from
+// the start of Deliver whoever waits for it: once Deliver's caller gave up,
+// a late ack still counts and a missed one is still recorded.
 type pendingAck struct {
-	ch       chan json.RawMessage
-	sent     time.Time
+	id       string
+	ch       chan json.RawMessage // receives the ack's payload
+	expired  chan struct{}        // closed when the deadline passed unacked
+	timer    *time.Timer
+	payload  json.RawMessage
+	sent     time.Time // zero until written to a socket
 	timedOut bool
 }
 
@@ -36,26 +43,59 @@ type envelope struct {
 	AcceptsResponsePayload bool            `json:"accepts_response_payload"`
 }
 
-// Deliver sends payload in an "interactive" envelope to one connected socket
-// (round-robin) and waits for its ack. It returns the ack's payload (nil
-// when the ack carried none), or an error: ErrNoConnection (wrapping
-// ctx.Err()) when no socket connects before ctx ends, ErrAckTimeout,
+// Deliver sends payload in an "interactive" envelope to exactly one live
+// socket (round robin over the live sockets, as Slack does) and waits for
+// its ack. It returns the ack's payload (nil when the ack carried none), or
+// an error: ErrNoConnection when no socket is live before ctx ends
+// (wrapping ctx.Err()) or before the ack deadline, ErrAckTimeout,
 // ctx.Err(), ErrClosed, or a marshalling error.
+//
+// As in Slack an interactive envelope is sent once: it is not resent when
+// the socket it went to closes, nor after a reconnect, acked or not. When
+// no ack is read within Config.AckTimeout of the call, a block_actions or
+// view_submission payload is recorded as failed in front of the person
+// (FailedInteractions), also when ctx ended first.
 func (s *Server) Deliver(ctx context.Context, payload any) (json.RawMessage, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("slackfake: marshalling payload: %w", err)
 	}
 	env := envelope{EnvelopeID: newUUID(), Type: "interactive", Payload: raw, AcceptsResponsePayload: true}
-	p := &pendingAck{ch: make(chan json.RawMessage, 1)}
+	p := &pendingAck{id: env.EnvelopeID, ch: make(chan json.RawMessage, 1), expired: make(chan struct{}), payload: raw}
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
 	s.sock.pending[env.EnvelopeID] = p
+	p.timer = time.AfterFunc(s.cfg.AckTimeout, func() { s.expire(p) })
 	s.mu.Unlock()
 	if err := s.send(ctx, env, p); err != nil {
-		s.forgetAck(env.EnvelopeID)
 		return nil, err
 	}
-	return s.awaitAck(ctx, env.EnvelopeID, p)
+	return s.awaitAck(ctx, p)
+}
+
+// expire runs at an envelope's deadline.
+func (s *Server) expire(p *pendingAck) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.sock.pending[p.id] != p || p.timedOut {
+		return
+	}
+	p.timedOut = true
+	close(p.expired)
+	if p.sent.IsZero() { // never sent: no late ack can come
+		delete(s.sock.pending, p.id)
+	}
+	if f, ok := failedInteraction(p.payload); ok {
+		f.EnvelopeID, f.At, f.Delivered = p.id, s.now(), !p.sent.IsZero()
+		s.sock.failed = append(s.sock.failed, f)
+		s.logf("envelope %s (%s by %s) not acked within %v: the person sees %q", p.id, f.Type, f.User, s.cfg.AckTimeout, f.Text)
+		s.emitLocked(Event{Type: EventInteractionFailed, Channel: f.Channel, TS: f.TS, User: f.User, ViewID: f.ViewID})
+		return
+	}
+	s.notifyLocked()
 }
 
 // frame is env as JSON. The payload was compacted by json.Marshal in
@@ -77,38 +117,63 @@ func (env envelope) frame() []byte {
 	return append(b, '}')
 }
 
-// send writes env to a connected socket, trying another when a write fails.
+// send writes env to one live socket, trying another when the write
+// fails (then it did not reach the client) or the socket stopped being
+// live after it was picked.
 func (s *Server) send(ctx context.Context, env envelope, p *pendingAck) error {
+	var frame []byte
 	for {
-		c, err := s.pickConn(ctx)
+		c, err := s.pickConn(ctx, p)
 		if err != nil {
 			return err
 		}
 		c.wmu.Lock()
 		s.mu.Lock()
-		p.sent = time.Now()
-		s.sock.sent = p.sent
+		if !c.live {
+			s.mu.Unlock()
+			c.wmu.Unlock()
+			continue
+		}
+		now := time.Now()
+		p.sent, s.sock.sent = now, now
+		c.delivered++
 		s.mu.Unlock()
-		err = c.writeFrameLocked(env.frame())
+		if frame == nil {
+			frame = env.frame()
+		}
+		err = c.writeFrameLocked(frame)
 		c.wmu.Unlock()
 		if err == nil {
 			return nil
 		}
 		s.logf("socket %d: writing envelope: %v", c.id, err)
+		s.mu.Lock()
+		p.sent = time.Time{}
+		c.delivered--
+		s.mu.Unlock()
 		s.dropConn(c, websocketGoingAway, "")
 	}
 }
 
-func (s *Server) pickConn(ctx context.Context) (*wsConn, error) {
+// pickConn returns the live socket after the one that got the latest
+// envelope, in connection order, waiting for one until ctx ends or p's
+// deadline passes.
+func (s *Server) pickConn(ctx context.Context, p *pendingAck) (*wsConn, error) {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if n := len(s.sock.conns); n > 0 {
-			c := s.sock.conns[s.sock.rr%n]
-			s.sock.rr++
+		if conns := s.sock.conns; len(conns) > 0 {
+			c := conns[0]
+			for _, x := range conns {
+				if x.id > s.sock.lastID {
+					c = x
+					break
+				}
+			}
+			s.sock.lastID = c.id
 			s.mu.Unlock()
 			return c, nil
 		}
@@ -116,40 +181,32 @@ func (s *Server) pickConn(ctx context.Context) (*wsConn, error) {
 		s.mu.Unlock()
 		select {
 		case <-ch:
+		case <-p.expired:
+			return nil, fmt.Errorf("%w within the ack timeout (Slack shows the person an error)", ErrNoConnection)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: %w", ErrNoConnection, ctx.Err())
 		}
 	}
 }
 
-func (s *Server) awaitAck(ctx context.Context, id string, p *pendingAck) (json.RawMessage, error) {
-	t := time.NewTimer(s.cfg.AckTimeout)
-	defer t.Stop()
+func (s *Server) awaitAck(ctx context.Context, p *pendingAck) (json.RawMessage, error) {
 	select {
 	case ack := <-p.ch:
 		return ack, nil
-	case <-t.C:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		select {
-		case ack := <-p.ch: // arrived together with the timer
-			return ack, nil
-		default:
-		}
-		p.timedOut = true
+	case <-p.expired:
 		return nil, ErrAckTimeout
 	case <-ctx.Done():
-		s.forgetAck(id)
 		return nil, ctx.Err()
 	case <-s.done:
 		return nil, ErrClosed
 	}
 }
 
-func (s *Server) forgetAck(id string) {
-	s.mu.Lock()
-	delete(s.sock.pending, id)
-	s.mu.Unlock()
+// stopPendingLocked stops every deadline timer (Server.Close). s.mu held.
+func (s *Server) stopPendingLocked() {
+	for _, p := range s.sock.pending {
+		p.timer.Stop()
+	}
 }
 
 // handleFrame reads a client frame: an ack, or something logged and ignored.
@@ -169,13 +226,16 @@ func (s *Server) handleFrame(c *wsConn, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.sock.pending[f.EnvelopeID]
-	if p == nil {
+	if p == nil || p.sent.IsZero() {
 		s.logf("socket %d: ack for unknown or already acked envelope %s", c.id, f.EnvelopeID)
 		return
 	}
 	delete(s.sock.pending, f.EnvelopeID)
+	p.timer.Stop()
+	c.acked++
 	lat := time.Since(p.sent)
 	s.sock.acks = append(s.sock.acks, lat)
+	s.notifyLocked()
 	if p.timedOut {
 		s.logf("socket %d: late ack for %s after %v", c.id, f.EnvelopeID, lat)
 		return

@@ -10,6 +10,16 @@
 // modal exactly as a Slack client does and sends block_actions,
 // view_submission and view_closed payloads built the way Slack builds them.
 //
+// Socket Mode is as strict as Slack where a client can get it wrong: each
+// envelope goes to exactly one live connection, in turn (Sockets); an 11th
+// connection gets a too_many_websockets disconnect instead of hello;
+// apps.connections.open is rate limited (Config.ConnectionsOpenPerMinute,
+// HTTP 429 with Retry-After); an interactive envelope is sent once and never
+// resent, acked or not; and a block_actions or view_submission not acked
+// within Config.AckTimeout is recorded as an error the person saw
+// (FailedInteractions, UnackedInteractions). FailNextSockets, Cut,
+// CutSocket and DisconnectSocket end connections at chosen instants.
+//
 // Typical use:
 //
 //	srv, _ := slackfake.New(slackfake.Config{})

@@ -19,6 +19,9 @@ const (
 	EventViewClosed     EventType = "view_closed"
 	EventConnected      EventType = "socket_connected"
 	EventDisconnected   EventType = "socket_disconnected"
+	// EventInteractionFailed: a block_actions or view_submission was not
+	// acked in time and the person saw an error (see FailedInteractions).
+	EventInteractionFailed EventType = "interaction_failed"
 )
 
 // Event reports one change; fields that do not apply are empty.

@@ -80,12 +80,20 @@ func (s *Server) allowPostLocked(channel string) (ok bool, wait time.Duration) {
 	if rate <= 0 {
 		return true, 0
 	}
-	burst := math.Max(3, rate)
-	now := s.now()
 	b := s.rates[channel]
 	if b == nil {
-		b = &bucket{tokens: burst, last: now}
+		b = &bucket{}
 		s.rates[channel] = b
+	}
+	return b.take(s.now(), rate, math.Max(3, rate))
+}
+
+// take spends a token of a bucket refilled with rate tokens a second up to
+// burst (a new bucket starts full); when none is left it returns the wait
+// until the next one.
+func (b *bucket) take(now time.Time, rate, burst float64) (ok bool, wait time.Duration) {
+	if b.last.IsZero() {
+		b.tokens, b.last = burst, now
 	}
 	if el := now.Sub(b.last).Seconds(); el > 0 {
 		b.tokens = math.Min(burst, b.tokens+el*rate)
@@ -102,4 +110,75 @@ func rateLimited(wait time.Duration) reply {
 	r := errReply("ratelimited")
 	r.status, r.retryAfter = http.StatusTooManyRequests, wait
 	return r
+}
+
+// SocketAction is what a SocketFault does to a new Socket Mode connection.
+type SocketAction int
+
+// Socket faults, for testing how a client copes with connections that end
+// young.
+const (
+	// SocketDisconnect sends hello, then {"type":"disconnect","reason":…}
+	// and closes the connection.
+	SocketDisconnect SocketAction = iota + 1
+	// SocketCut sends hello, then closes the TCP connection without a close
+	// frame, as a network failure does.
+	SocketCut
+	// SocketCutBeforeHello closes the TCP connection right after the
+	// WebSocket upgrade, before hello.
+	SocketCutBeforeHello
+	// SocketHoldHello sends nothing (no hello, no ping) for After, then
+	// proceeds as a normal connection; After 0 holds it until the server
+	// closes. The connection is not live while held.
+	SocketHoldHello
+)
+
+// SocketFault is injected into new Socket Mode connections with
+// FailNextSockets.
+type SocketFault struct {
+	Action SocketAction
+	// After is how long after hello the connection stays live (envelopes
+	// may reach it) before SocketDisconnect or SocketCut acts; 0 acts right
+	// after hello, before any envelope. For SocketHoldHello: the hold.
+	After time.Duration
+	// Reason is the disconnect frame's reason (default "refresh_requested").
+	Reason string
+}
+
+func (f SocketFault) reason() string {
+	if f.Reason == "" {
+		return "refresh_requested"
+	}
+	return f.Reason
+}
+
+type socketFaultQ struct {
+	f    SocketFault
+	left int
+}
+
+// FailNextSockets applies f to the connections made with the next n URLs
+// that apps.connections.open hands out (after any faults already queued),
+// so that the order of faults is the order of the calls. n <= 0 does
+// nothing. A connection refused as an 11th is refused all the same.
+func (s *Server) FailNextSockets(n int, f SocketFault) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sock.faults = append(s.sock.faults, &socketFaultQ{f: f, left: n})
+}
+
+// takeSocketFaultLocked returns the next queued fault, or the zero
+// SocketFault.
+func (s *Server) takeSocketFaultLocked() SocketFault {
+	if len(s.sock.faults) == 0 {
+		return SocketFault{}
+	}
+	q := s.sock.faults[0]
+	if q.left--; q.left == 0 {
+		s.sock.faults = s.sock.faults[1:]
+	}
+	return q.f
 }

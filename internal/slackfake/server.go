@@ -93,6 +93,7 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	close(s.done)
+	s.stopPendingLocked()
 	conns := s.sock.snapshot()
 	subs := s.subscribers()
 	s.notifyLocked()

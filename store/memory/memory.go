@@ -12,6 +12,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/watch"
 )
 
 // Store is an in-memory store.Store. The zero value is not usable: call New.
@@ -20,12 +21,19 @@ type Store struct {
 	records map[string]store.Record
 	byKey   map[string]string // idempotency key → id
 	secrets map[string][]byte
+	leases  map[string]lease
 	closed  bool
+	hub     watch.Hub
+}
+
+type lease struct {
+	holder  string
+	expires time.Time
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{records: map[string]store.Record{}, byKey: map[string]string{}, secrets: map[string][]byte{}}
+	return &Store{records: map[string]store.Record{}, byKey: map[string]string{}, secrets: map[string][]byte{}, leases: map[string]lease{}}
 }
 
 var errClosed = interaction.Errorf(interaction.Internal, "memory store: closed")
@@ -58,6 +66,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	if r.IdempotencyKey != "" {
 		s.byKey[r.IdempotencyKey] = r.ID
 	}
+	s.publish(r, false)
 	return store.Clone(r), true, nil
 }
 
@@ -93,6 +102,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	c.ID, c.IdempotencyKey = r.ID, r.IdempotencyKey // the keys never change
 	c.Version = r.Version + 1
 	s.records[id] = store.Clone(c)
+	s.publish(c, false)
 	// fn may keep the pointer it was given: return a copy that shares
 	// nothing with it.
 	return store.Clone(c), nil
@@ -118,6 +128,13 @@ func (s *Store) remove(r store.Record) {
 	if r.IdempotencyKey != "" {
 		delete(s.byKey, r.IdempotencyKey)
 	}
+	s.publish(r, true)
+}
+
+// publish tells the watchers about a committed write of r. It is called
+// with s.mu held, so changes are queued in commit order.
+func (s *Store) publish(r store.Record, deleted bool) {
+	s.hub.Publish(store.Change{ID: r.ID, Version: r.Version, Status: r.Status, Deleted: deleted})
 }
 
 // List implements store.Store.
@@ -221,10 +238,72 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	return append([]byte(nil), k...), nil
 }
 
+// ClaimDue implements store.Store.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory claim due: %w", err)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	var due []store.Record
+	for _, r := range s.records {
+		if !r.WakeAt.IsZero() && !r.WakeAt.After(now) {
+			due = append(due, r)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].WakeAt.Equal(due[j].WakeAt) {
+			return due[i].WakeAt.Before(due[j].WakeAt)
+		}
+		return due[i].ID < due[j].ID
+	})
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	for i, r := range due {
+		r.WakeAt = now.Add(lease)
+		r.Version++
+		s.records[r.ID] = r
+		s.publish(r, false)
+		due[i] = store.Clone(r)
+	}
+	return due, nil
+}
+
+// Watch implements store.Store.
+func (s *Store) Watch(fn func(store.Change)) (stop func()) { return s.hub.Watch(fn) }
+
+// Lease implements store.Store. Expiry is judged by this process's clock.
+func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return false, fmt.Errorf("memory lease %q: %w", name, err)
+	}
+	now := time.Now()
+	cur, ok := s.leases[name]
+	mine := ok && cur.holder == holder
+	if ttl <= 0 {
+		if mine {
+			delete(s.leases, name)
+		}
+		return false, nil
+	}
+	if ok && !mine && now.Before(cur.expires) {
+		return false, nil
+	}
+	s.leases[name] = lease{holder: holder, expires: now.Add(ttl)}
+	return true, nil
+}
+
 // Close implements store.Store.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
+	s.mu.Unlock()
+	s.hub.Close()
 	return nil
 }

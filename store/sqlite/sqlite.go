@@ -5,7 +5,9 @@
 //
 // Each ask is one row of the asks table: the whole store.Record as JSON, plus
 // copies of the fields that are queried (status, created_at, ended_at,
-// idempotency_key, synced, remind_at, version) in indexed columns. Times are
+// idempotency_key, synced, remind_at, wake_at, version) in indexed
+// columns; version and wake_at are authoritative (ClaimDue moves them
+// without rewriting the JSON). Times are
 // integer unix nanoseconds, so sub-second precision round-trips and the
 // columns sort. Secrets live in the secrets table. The schema is created and
 // upgraded by the numbered SQL files embedded from migrations/, tracked in
@@ -27,6 +29,14 @@
 // index is touched. Reads use a separate, read-only pool and, thanks to WAL,
 // never wait for a writer.
 //
+// # One process
+//
+// Open takes an exclusive lock (flock) on a sidecar file, <file>.lock, held
+// until Close and dropped by the kernel when the process dies: a second
+// Store on the same file, in this process or another, is refused. Watch
+// and ClaimDue's exclusion work within one process, and several replicas
+// need a shared server: PostgreSQL (store/postgres).
+//
 // # Durability
 //
 // A call returns only after its transaction committed. The default is
@@ -47,9 +57,11 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +69,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/watch"
 )
 
 // Option changes how Open opens the database.
@@ -94,9 +107,10 @@ func WithMaxReadConns(n int) Option {
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
 type Store struct {
 	path      string
-	w         *sql.DB // exactly one connection: every write, in order
-	r         *sql.DB // read-only pool
-	ck        *sql.DB // one connection that checkpoints the WAL
+	lock      *os.File // the flock on path+".lock", held until Close
+	w         *sql.DB  // exactly one connection: every write, in order
+	r         *sql.DB  // read-only pool
+	ck        *sql.DB  // one connection that checkpoints the WAL
 	st        statements
 	cache     recordCache // records as last written, for Update
 	closed    atomic.Bool
@@ -104,6 +118,12 @@ type Store struct {
 	lastWrite atomic.Int64  // unix nanoseconds of the latest commit
 	stopCk    chan struct{} // closed by Close
 	ckDone    chan struct{} // closed when the checkpointer returned
+
+	// wmu is held across each write transaction and the publishing of its
+	// changes, so that watchers get them in commit order.
+	wmu     sync.Mutex
+	changes []store.Change // of the transaction in progress, under wmu
+	hub     watch.Hub
 }
 
 // The WAL is copied into the database file in the background, on its own
@@ -128,12 +148,12 @@ const (
 // The w* ones belong to the write connection, the r* ones to the read pool.
 type statements struct {
 	wByID, wVersion, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
-	wSecretInsert, wSecret                                                             *sql.Stmt
+	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
 	rByID, rPending, rSecret                                                           *sql.Stmt
 }
 
 const (
-	selectRecord = "SELECT id, version, record FROM asks "
+	selectRecord = "SELECT id, version, wake_at, record FROM asks "
 	selectSecret = "SELECT value FROM secrets WHERE name = ?"
 )
 
@@ -152,16 +172,21 @@ func (s *Store) prepare(ctx context.Context) error {
 		wByKey:   prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
 		wExists:  prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
 		wInsert: prep(s.w, `INSERT INTO asks
-			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, version, record)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		wUpdate: prep(s.w, `UPDATE asks SET
-			status = ?, created_at = ?, ended_at = ?, synced = ?, remind_at = ?, version = ?, record = ?
+			status = ?, created_at = ?, ended_at = ?, synced = ?, remind_at = ?, wake_at = ?, version = ?, record = ?
 			WHERE id = ? AND version = ?`),
 		// When no indexed column changes (a pick, a note), only the
 		// record is written: no index page is touched.
 		wUpdateRecord: prep(s.w, `UPDATE asks SET version = ?, record = ? WHERE id = ? AND version = ?`),
-		wDelete:       prep(s.w, "DELETE FROM asks WHERE id = ?"),
-		wPrune:        prep(s.w, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < ?"),
+		wDelete:       prep(s.w, "DELETE FROM asks WHERE id = ? RETURNING version, status"),
+		wPrune:        prep(s.w, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < ? RETURNING id, version, status"),
+		wDue:          prep(s.w, selectRecord+"WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at, id LIMIT ?"),
+		wClaim:        prep(s.w, "UPDATE asks SET wake_at = ?, version = version + 1 WHERE id = ?"),
+		wLease:        prep(s.w, "SELECT holder, expires_at FROM leases WHERE name = ?"),
+		wLeaseSet:     prep(s.w, "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at"),
+		wLeaseDel:     prep(s.w, "DELETE FROM leases WHERE name = ? AND holder = ?"),
 		// Another writer may have created the secret since it was looked
 		// up: the first one wins.
 		wSecretInsert: prep(s.w, "INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING"),
@@ -176,7 +201,8 @@ func (s *Store) prepare(ctx context.Context) error {
 func (st *statements) close() {
 	for _, s := range []*sql.Stmt{
 		st.wByID, st.wVersion, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
-		st.wSecretInsert, st.wSecret, st.rByID, st.rPending, st.rSecret,
+		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
+		st.rByID, st.rPending, st.rSecret,
 	} {
 		if s != nil {
 			_ = s.Close()
@@ -204,6 +230,23 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
+	lock, err := lockFile(abs)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	s, err := open(ctx, abs, o)
+	if err != nil {
+		_ = lock.Close()
+		return nil, wrap(ctx, op, err)
+	}
+	s.lock = lock
+	go s.checkpoints()
+	return s, nil
+}
+
+// open opens the connections of the Store on the file abs, whose lock the
+// caller holds.
+func open(ctx context.Context, abs string, o options) (*Store, error) {
 	busy := strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)
 	syncMode := "NORMAL"
 	if o.syncFull {
@@ -218,7 +261,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		"_pragma":       {"wal_autocheckpoint(0)"}, // see checkpointEvery
 	}))
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
@@ -226,7 +269,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxIdleTime(0)
 	if err := migrate(ctx, w); err != nil {
 		_ = w.Close()
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
 	r, err := sql.Open("sqlite", dsn(abs, url.Values{
 		"_busy_timeout": {busy},
@@ -234,7 +277,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}))
 	if err != nil {
 		_ = w.Close()
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
 	r.SetMaxOpenConns(o.maxReaders)
 	r.SetMaxIdleConns(o.maxReaders)
@@ -242,16 +285,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		_ = r.Close()
 		_ = w.Close()
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
 	ck.SetMaxOpenConns(1)
 	s := &Store{path: abs, w: w, r: r, ck: ck, stopCk: make(chan struct{}), ckDone: make(chan struct{})}
 	if err := s.prepare(ctx); err != nil {
 		s.st.close()
 		_ = errors.Join(ck.Close(), r.Close(), w.Close())
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
-	go s.checkpoints()
 	return s, nil
 }
 
@@ -332,7 +374,12 @@ func (s *Store) check(ctx context.Context) error {
 
 // write runs fn in one transaction on the write connection (BEGIN
 // IMMEDIATE) and commits when fn returns nil.
+// The changes fn records with changed reach the watchers once the
+// transaction committed.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.changes = s.changes[:0]
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -346,7 +393,15 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	s.lastWrite.Store(time.Now().UnixNano())
 	s.writes.Add(1)
+	for _, c := range s.changes {
+		s.hub.Publish(c)
+	}
 	return nil
+}
+
+// changed records, inside write's fn, a change to publish after the commit.
+func (s *Store) changed(id string, version int64, status interaction.Status, deleted bool) {
+	s.changes = append(s.changes, store.Change{ID: id, Version: version, Status: status, Deleted: deleted})
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -357,9 +412,10 @@ func scanRecord(sc scanner) (store.Record, error) {
 	var (
 		id      string
 		version int64
+		wake    sql.NullInt64
 		data    []byte
 	)
-	if err := sc.Scan(&id, &version, &data); err != nil {
+	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
 		return store.Record{}, err
 	}
 	var r store.Record
@@ -370,6 +426,10 @@ func scanRecord(sc scanner) (store.Record, error) {
 		return store.Record{}, internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
 	}
 	r.Version = version
+	r.WakeAt = time.Time{}
+	if wake.Valid {
+		r.WakeAt = time.Unix(0, wake.Int64)
+	}
 	return r, nil
 }
 
@@ -462,7 +522,10 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		}
 		_, err := tx.StmtContext(ctx, s.st.wInsert).ExecContext(ctx,
 			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
-			boolInt(r.Synced), nullZeroNanos(r.RemindAt), r.Version, data)
+			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
+		if err == nil {
+			s.changed(r.ID, r.Version, r.Status, false)
+		}
 		return err
 	})
 	if err != nil {
@@ -525,7 +588,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		} else {
 			res, err = tx.StmtContext(ctx, s.st.wUpdate).ExecContext(ctx,
 				string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
-				nullZeroNanos(next.RemindAt), next.Version, data, id, cur.Version)
+				nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
 		}
 		if err != nil {
 			return err
@@ -537,6 +600,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		}
 		// fn may keep the pointer it was given: return a copy of our own.
 		out = store.Clone(next)
+		s.changed(out.ID, out.Version, out.Status, false)
 		return nil
 	})
 	if fnErr != nil {
@@ -579,7 +643,7 @@ func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Recor
 func sameIndexedColumns(a, b store.Record) bool {
 	return a.Status == b.Status && nanos(a.CreatedAt) == nanos(b.CreatedAt) &&
 		nullNanos(a.EndedAt) == nullNanos(b.EndedAt) && a.Synced == b.Synced &&
-		nullZeroNanos(a.RemindAt) == nullZeroNanos(b.RemindAt)
+		nullZeroNanos(a.RemindAt) == nullZeroNanos(b.RemindAt) && nullZeroNanos(a.WakeAt) == nullZeroNanos(b.WakeAt)
 }
 
 // Delete implements store.Store.
@@ -589,16 +653,22 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return wrap(ctx, op, err)
 	}
 	s.cache.drop(id)
-	res, err := s.st.wDelete.ExecContext(ctx, id)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var (
+			version int64
+			status  string
+		)
+		err := tx.StmtContext(ctx, s.st.wDelete).QueryRowContext(ctx, id).Scan(&version, &status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err == nil {
+			s.changed(id, version, interaction.Status(status), true)
+		}
+		return err
+	})
 	if err != nil {
 		return wrap(ctx, op, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return wrap(ctx, op, err)
-	}
-	if n == 0 {
-		return wrap(ctx, op, store.ErrNotFound)
 	}
 	return nil
 }
@@ -679,15 +749,31 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 		return 0, wrap(ctx, op, err)
 	}
 	s.cache.clear()
-	res, err := s.st.wPrune.ExecContext(ctx, nanos(t))
+	n := 0
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		n = 0
+		rows, err := tx.StmtContext(ctx, s.st.wPrune).QueryContext(ctx, nanos(t))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				id, status string
+				version    int64
+			)
+			if err := rows.Scan(&id, &version, &status); err != nil {
+				return err
+			}
+			s.changed(id, version, interaction.Status(status), true)
+			n++
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return 0, wrap(ctx, op, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, wrap(ctx, op, err)
-	}
-	return int(n), nil
+	return n, nil
 }
 
 // secretLen is the size of every secret.
@@ -720,18 +806,102 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	return k, nil
 }
 
-// Close closes the database; calls after Close fail. A second Close does
-// nothing.
+// ClaimDue implements store.Store.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
+	const op = "sqlite claim due"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	wake := time.Unix(0, nanos(now.Add(lease)))
+	var out []store.Record
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.StmtContext(ctx, s.st.wDue).QueryContext(ctx, nanos(now), limit)
+		if err != nil {
+			return err
+		}
+		if out, err = scanRecords(rows); err != nil {
+			return err
+		}
+		claim := tx.StmtContext(ctx, s.st.wClaim)
+		for i := range out {
+			if _, err := claim.ExecContext(ctx, nanos(wake), out[i].ID); err != nil {
+				return err
+			}
+			out[i].WakeAt = wake
+			out[i].Version++
+			s.changed(out[i].ID, out[i].Version, out[i].Status, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	for _, r := range out {
+		s.cache.put(store.Clone(r))
+	}
+	return out, nil
+}
+
+// Watch implements store.Store. It sees the writes of this Store, which is
+// the only one on its file.
+func (s *Store) Watch(fn func(store.Change)) (stop func()) { return s.hub.Watch(fn) }
+
+// Lease implements store.Store. Expiry is judged by this process's clock.
+func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	op := fmt.Sprintf("sqlite lease %q", name)
+	if err := s.check(ctx); err != nil {
+		return false, wrap(ctx, op, err)
+	}
+	held := false
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if ttl <= 0 {
+			_, err := tx.StmtContext(ctx, s.st.wLeaseDel).ExecContext(ctx, name, holder)
+			return err
+		}
+		now := time.Now()
+		var (
+			cur     string
+			expires int64
+		)
+		err := tx.StmtContext(ctx, s.st.wLease).QueryRowContext(ctx, name).Scan(&cur, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		case cur != holder && nanos(now) < expires:
+			return nil
+		}
+		if _, err := tx.StmtContext(ctx, s.st.wLeaseSet).ExecContext(ctx, name, holder, nanos(now.Add(ttl))); err != nil {
+			return err
+		}
+		held = true
+		return nil
+	})
+	if err != nil {
+		return false, wrap(ctx, op, err)
+	}
+	return held, nil
+}
+
+// Close closes the database and stops every watcher; calls after Close
+// fail. A second Close does nothing.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	close(s.stopCk)
 	<-s.ckDone
+	s.hub.Close()
 	s.st.close()
 	// The write connection closes last: as the last connection it
-	// checkpoints the WAL into the database file.
-	if err := errors.Join(s.ck.Close(), s.r.Close(), s.w.Close()); err != nil {
+	// checkpoints the WAL into the database file. The file lock goes after
+	// it, once nothing of this Store touches the file.
+	err := errors.Join(s.ck.Close(), s.r.Close(), s.w.Close())
+	err = errors.Join(err, s.lock.Close())
+	if err != nil {
 		return wrap(context.Background(), "sqlite close", err)
 	}
 	return nil

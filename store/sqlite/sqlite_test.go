@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -88,7 +88,7 @@ func TestOpenSettings(t *testing.T) {
 		"synchronous":  "1", // NORMAL
 		"foreign_keys": "1",
 		"busy_timeout": "5000",
-		"user_version": "1",
+		"user_version": strconv.Itoa(SchemaVersion()),
 	} {
 		if got := pragma(t, conn, name); got != want {
 			t.Errorf("PRAGMA %s = %s, want %s", name, got, want)
@@ -150,8 +150,8 @@ func TestMigrateIdempotent(t *testing.T) {
 	if _, err := s.Get(ctx, "a"); err != nil {
 		t.Errorf("record lost across reopen: %v", err)
 	}
-	if got, want := pragma(t, s.r, "user_version"), "1"; got != want || SchemaVersion() != 1 {
-		t.Errorf("user_version %s, SchemaVersion %d; want 1", got, SchemaVersion())
+	if got, want := pragma(t, s.r, "user_version"), "2"; got != want || SchemaVersion() != 2 {
+		t.Errorf("user_version %s, SchemaVersion %d; want 2", got, SchemaVersion())
 	}
 }
 
@@ -280,38 +280,57 @@ func TestErrorsNameTheOperation(t *testing.T) {
 	}
 }
 
-// TestTwoProcesses has two Stores on one file, as two processes would: a
-// writer in each never fails with SQLITE_BUSY and nothing is lost.
-func TestTwoStoresOneFile(t *testing.T) {
+// A second Store on one file, in this process or another, is refused
+// with an error that names the file and PostgreSQL; once the first one is
+// closed, the file opens again.
+func TestSecondOpenRefused(t *testing.T) {
 	ctx := t.Context()
 	path := tempPath(t)
-	a, b := openAt(t, path), openAt(t, path)
+	a := openAt(t, path)
 	if _, _, err := a.Create(ctx, store.Record{Ask: interaction.Ask{ID: "x", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 40
-	var wg sync.WaitGroup
-	for i := range n {
-		s := a
-		if i%2 == 1 {
-			s = b
-		}
-		wg.Go(func() {
-			if _, err := s.Update(ctx, "x", func(r *store.Record) error { r.Rev++; return nil }); err != nil {
-				t.Errorf("Update: %v", err)
-			}
-		})
+	b, err := Open(ctx, path)
+	if err == nil {
+		_ = b.Close()
+		t.Fatal("a second Open of a file in use succeeded")
 	}
-	wg.Wait()
-	if r, err := b.Get(ctx, "x"); err != nil || r.Rev != n || r.Version != n+1 {
-		t.Errorf("after %d updates through two stores: rev %d version %d, %v", n, r.Rev, r.Version, err)
+	t.Log(err)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Errorf("second Open: err = %v, want ErrLocked naming %s and PostgreSQL", err, path)
 	}
-	ka, err := a.Secret(ctx, "k")
-	if err != nil {
+	if _, err := a.Get(ctx, "x"); err != nil {
+		t.Errorf("the refused Open disturbed the first Store: %v", err)
+	}
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if kb, err := b.Secret(ctx, "k"); err != nil || string(ka) != string(kb) {
-		t.Errorf("two stores on one file disagree on a secret (%v)", err)
+	c := openAt(t, path)
+	if _, err := c.Get(ctx, "x"); err != nil {
+		t.Errorf("after Close, the reopened file lost the record: %v", err)
+	}
+}
+
+// Another process on the file is refused too, and a process that dies
+// without Close leaves the file free (TestKill9LosesNothingAcknowledged
+// reopens after a SIGKILL).
+func TestSecondProcessRefused(t *testing.T) {
+	if path := os.Getenv("SLACKASK_SQLITE_OPEN"); path != "" {
+		_, err := Open(context.Background(), path)
+		if errors.Is(err, ErrLocked) {
+			fmt.Println("refused:", err)
+			os.Exit(0)
+		}
+		fmt.Println("not refused:", err)
+		os.Exit(1)
+	}
+	path := tempPath(t)
+	openAt(t, path)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestSecondProcessRefused$")
+	cmd.Env = append(os.Environ(), "SLACKASK_SQLITE_OPEN="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refused: ") {
+		t.Errorf("a second process opening the file: %v\n%s", err, out)
 	}
 }
 
@@ -453,14 +472,14 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 	base := time.Unix(1_700_000_000, 0)
 	columns := func(id string) string {
 		var status string
-		var created, ended, remind sql.NullInt64
+		var created, ended, remind, wake sql.NullInt64
 		var synced int
-		err := s.r.QueryRowContext(ctx, "SELECT status, created_at, ended_at, synced, remind_at FROM asks WHERE id = ?", id).
-			Scan(&status, &created, &ended, &synced, &remind)
+		err := s.r.QueryRowContext(ctx, "SELECT status, created_at, ended_at, synced, remind_at, wake_at FROM asks WHERE id = ?", id).
+			Scan(&status, &created, &ended, &synced, &remind, &wake)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fmt.Sprint(status, created, ended, synced, remind)
+		return fmt.Sprint(status, created, ended, synced, remind, wake)
 	}
 	want := func(r store.Record) string {
 		n := func(v any) sql.NullInt64 {
@@ -469,7 +488,7 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 			}
 			return sql.NullInt64{Int64: v.(int64), Valid: true}
 		}
-		return fmt.Sprint(string(r.Status), n(nanos(r.CreatedAt)), n(nullNanos(r.EndedAt)), boolInt(r.Synced), n(nullZeroNanos(r.RemindAt)))
+		return fmt.Sprint(string(r.Status), n(nanos(r.CreatedAt)), n(nullNanos(r.EndedAt)), boolInt(r.Synced), n(nullZeroNanos(r.RemindAt)), n(nullZeroNanos(r.WakeAt)))
 	}
 	ended := base.Add(time.Hour)
 	for _, tc := range []struct {
@@ -483,6 +502,8 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 		{"created_at", func(r *store.Record) { r.CreatedAt = r.CreatedAt.Add(time.Nanosecond) }},
 		{"remind_at", func(r *store.Record) { r.RemindAt = base.Add(time.Minute) }},
 		{"remind_at cleared", func(r *store.Record) { r.RemindAt = time.Time{} }},
+		{"wake_at", func(r *store.Record) { r.WakeAt = base.Add(2 * time.Minute) }},
+		{"wake_at cleared", func(r *store.Record) { r.WakeAt = time.Time{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "a-" + strings.ReplaceAll(tc.name, " ", "-")

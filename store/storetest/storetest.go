@@ -10,7 +10,9 @@
 //		})
 //	}
 //
-// A store that keeps its records in a file also runs RunDurable.
+// A store that keeps its records in a file also runs RunDurable; one that
+// several processes can share (PostgreSQL) also runs RunShared with two
+// handles on one database.
 package storetest
 
 import (
@@ -71,6 +73,16 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Secret/Concurrent", testSecretConcurrent},
 		{"Context/Cancelled", testCancelledContext},
 		{"Close/ThenCallsFail", testClose},
+		{"ClaimDue/EarliestFirstOnlyDue", testClaimDueOrder},
+		{"ClaimDue/Limit", testClaimDueLimit},
+		{"ClaimDue/LeaseExpiry", testClaimDueLeaseExpiry},
+		{"ClaimDue/ConcurrentNeverShared", testClaimDueConcurrent},
+		{"ClaimDue/UpdateSetsNextWake", testClaimDueThenUpdate},
+		{"Watch/SeesEveryWrite", testWatchSeesWrites},
+		{"Watch/StopAndClose", testWatchStop},
+		{"Lease/ExclusiveRenewRelease", testLease},
+		{"Lease/Expires", testLeaseExpires},
+		{"Lease/Concurrent", testLeaseConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
@@ -227,6 +239,7 @@ func fullRecord() store.Record {
 		Synced:   true,
 		RemindAt: base.Add(10*time.Minute + 555),
 		Reminded: true,
+		WakeAt:   base.Add(20*time.Minute + 777),
 		EndedBy:  &interaction.User{ID: "U0333", Name: "grace"},
 		Note:     "ended by a test: ✓",
 		Version:  42, // the store sets 1
@@ -553,8 +566,8 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	}
 	// Times keep their instant to the nanosecond.
 	if !got.CreatedAt.Equal(want.CreatedAt) || !got.ExpiresAt.Equal(*want.ExpiresAt) ||
-		!got.EndedAt.Equal(*want.EndedAt) || !got.RemindAt.Equal(want.RemindAt) {
-		t.Errorf("times changed: created %v expires %v ended %v remind %v", got.CreatedAt, got.ExpiresAt, got.EndedAt, got.RemindAt)
+		!got.EndedAt.Equal(*want.EndedAt) || !got.RemindAt.Equal(want.RemindAt) || !got.WakeAt.Equal(want.WakeAt) {
+		t.Errorf("times changed: created %v expires %v ended %v remind %v wake %v", got.CreatedAt, got.ExpiresAt, got.EndedAt, got.RemindAt, got.WakeAt)
 	}
 	upd, err := s.Update(ctx, want.ID, func(*store.Record) error { return nil })
 	if err != nil {
@@ -1226,6 +1239,8 @@ func testClose(t *testing.T, s store.Store) {
 	_, calls["Pending"] = s.Pending(ctx)
 	_, calls["Prune"] = s.Prune(ctx, base.Add(time.Hour))
 	_, calls["Secret"] = s.Secret(ctx, "k")
+	_, calls["ClaimDue"] = s.ClaimDue(ctx, base.Add(time.Hour), time.Minute, 10)
+	_, calls["Lease"] = s.Lease(ctx, "l", "h", time.Minute)
 	for name, err := range calls {
 		if err == nil {
 			t.Errorf("%s after Close: no error", name)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+)
+
+// closedPortURL returns the URL of a loopback port nobody listens on.
+func closedPortURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// TestAskUnreachable: a server that cannot be reached is retried, saying
+// so on stderr, and the command exits 1 once --timeout has passed.
+func TestAskUnreachable(t *testing.T) {
+	url := closedPortURL(t)
+	t.Setenv("SLACKASK_URL", url)
+	t.Setenv("SLACKASK_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	code := run(ctx, []string{"ask", "--question", "x", "--timeout", "2s"}, strings.NewReader(""), &stdout, &stderr)
+	took := time.Since(start)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if took < 2*time.Second || ctx.Err() != nil {
+		t.Fatalf("gave up after %s, want about the --timeout of 2s", took)
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "cannot reach slackask at "+url+": retrying") || !strings.Contains(msg, "gave up after 2s") {
+		t.Fatalf("stderr does not say what it tries:\n%s", msg)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+}
+
+// answeringServer answers every POST /v1/asks at once with answer and
+// records the request bodies.
+func answeringServer(t *testing.T, answer interaction.Answer) (url string, bodies func() []string) {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(b))
+		mu.Unlock()
+		var in interaction.AskInput
+		_ = json.Unmarshal(b, &in)
+		ask := interaction.Ask{ID: "a1", Status: interaction.StatusAnswered, Questions: in.Questions, Answer: &answer}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(ask)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// TestAskFlags: --responders, --mention and --agent reach the request, and
+// --print label prints the labels alone.
+func TestAskFlags(t *testing.T) {
+	ans := interaction.Answer{Answers: []interaction.AnswerItem{{ID: "answer", Selected: []string{"Yes", "Maybe"}, Custom: ""}}}
+	url, bodies := answeringServer(t, ans)
+	t.Setenv("SLACKASK_URL", url)
+	t.Setenv("SLACKASK_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"ask", "--question", "Deploy?", "--option", "Yes", "--option", "No",
+		"--option", "Maybe", "--multi", "--responders", "U0AAA, S0BBB", "--mention", "U0CCC", "--agent", "ci:Deploy bot",
+		"--print", "label"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr.String())
+	}
+	if stdout.String() != "Yes\nMaybe\n" {
+		t.Fatalf("stdout %q, want the labels one per line", stdout.String())
+	}
+	var in interaction.AskInput
+	if err := json.Unmarshal([]byte(bodies()[0]), &in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(in.Responders, ",") != "U0AAA,S0BBB" || strings.Join(in.Mention, ",") != "U0CCC" ||
+		in.Agent == nil || in.Agent.ID != "ci" || in.Agent.Name != "Deploy bot" {
+		t.Fatalf("request %+v (agent %+v)", in, in.Agent)
+	}
+
+	// Typed text comes on its own line; JSON stays the default.
+	url2, _ := answeringServer(t, interaction.Answer{Answers: []interaction.AnswerItem{{ID: "answer", Custom: "next week"}}})
+	t.Setenv("SLACKASK_URL", url2)
+	stdout.Reset()
+	if code := run(context.Background(), []string{"ask", "--question", "When?", "--print", "label"}, strings.NewReader(""), &stdout, &stderr); code != 0 || stdout.String() != "next week\n" {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"ask", "--question", "When?"}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), `{"answers":`) {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+	if code := run(context.Background(), []string{"ask", "--question", "When?", "--print", "yaml"}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Fatalf("--print yaml: exit %d, want 2", code)
+	}
+}
+
+// TestHelpExitsZero: every command's --help succeeds and says something;
+// serve's lists the variables it reads with their defaults.
+func TestHelpExitsZero(t *testing.T) {
+	for _, cmd := range []string{"serve", "ask", "mcp", "manifest", "dev", "version", "help"} {
+		for _, flag := range []string{"--help", "-h"} {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{cmd, flag}, strings.NewReader(""), &stdout, &stderr)
+			if code != 0 || stdout.Len()+stderr.Len() == 0 {
+				t.Errorf("%s %s: exit %d, output %q %q", cmd, flag, code, stdout.String(), stderr.String())
+			}
+		}
+	}
+	var stdout bytes.Buffer
+	run(context.Background(), []string{"serve", "--help"}, strings.NewReader(""), &stdout, io.Discard)
+	for _, want := range []string{"SLACK_BOT_TOKEN", "SLACKASK_HTTP_ADDR", "(default " + config.DefaultHTTPAddr + ")",
+		"(default " + config.DefaultDatabase + ")", "SLACKASK_RETENTION", "(default " + config.DefaultRetention.String() + ")"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("serve --help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var stdout bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, io.Discard); code != 0 ||
+			stdout.String() != "slackask "+buildVersion()+"\n" || buildVersion() == "" {
+			t.Errorf("%v: exit %d, %q", args, code, stdout.String())
+		}
+	}
+	if v := buildVersion(); v != "devel" && !strings.HasPrefix(v, "v") {
+		t.Errorf("version %q: want devel or a module version", v)
+	}
+}
+
+// TestServeHelpListsEveryVariable: every variable of config.Config is in
+// serve --help, but those only the client commands and dev read.
+func TestServeHelpListsEveryVariable(t *testing.T) {
+	var stdout bytes.Buffer
+	run(context.Background(), []string{"serve", "--help"}, strings.NewReader(""), &stdout, io.Discard)
+	notServe := map[string]bool{"SLACKASK_URL": true, "SLACKASK_DEV_ADDR": true}
+	ct := reflect.TypeFor[config.Config]()
+	for i := range ct.NumField() {
+		name := ct.Field(i).Tag.Get("envconfig")
+		if name != "" && !notServe[name] && !strings.Contains(stdout.String(), "  "+name+" ") {
+			t.Errorf("serve --help does not list %s", name)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
+)
+
+// handleGetAnswer is get_answer: the answer of an ask left open, "pending",
+// or the error code it ended with. It never withdraws the ask: a call that
+// ends early only stops looking.
+func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	ctx, done := t.callContext(ctx, req)
+	defer done()
+	if key, ok := keyOf(req); ok && t.cancels != nil {
+		defer t.cancels.forget(key)
+	}
+
+	var in getAnswerInput
+	if err := checkObject(req.Params.Arguments, &in, ` with an "id"`); err != nil {
+		return errorResult(err), nil
+	}
+	waitFor, bounded, err := parseWait(in.WaitSeconds)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	id := in.ID
+	if id == "" {
+		if id = t.lastKept(sessionOf(req)); id == "" {
+			return errorResult(interaction.Errorf(interaction.InvalidQuestion,
+				`give the "id" of the ask, as ask_user_question's result named it`)), nil
+		}
+	}
+	wctx := ctx
+	if bounded {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, waitFor)
+		defer cancel()
+	}
+	ask, err := t.waitFor(wctx, id)
+	switch {
+	case err != nil:
+		return errorResult(err), nil
+	case !ask.Status.Ended():
+		return pendingResult(ask.ID), nil
+	}
+	ans, err := ask.Result()
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return answerResult(ans)
+}
+
+// waitFor waits until the ask ends or ctx is done and returns it as it then
+// is, retrying failed Waits (not NOT_FOUND) for t.retryFor().
+func (t *askTool) waitFor(ctx context.Context, id string) (interaction.Ask, error) {
+	ask, err := t.svc.Get(ctx, id)
+	if err != nil && (interaction.ErrorCode(err) == interaction.NotFound || ctx.Err() != nil) {
+		return ask, err
+	}
+	b := backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}
+	var since time.Time
+	for (err != nil || !ask.Status.Ended()) && ctx.Err() == nil {
+		start := time.Now()
+		var cur interaction.Ask
+		cur, err = t.svc.Wait(ctx, id)
+		switch {
+		case err == nil:
+			ask, since = cur, time.Time{}
+			b.Reset()
+			if d := time.Since(start); !ask.Status.Ended() && d < minRetryBackoff {
+				sleep(ctx, minRetryBackoff-d)
+			}
+		case interaction.ErrorCode(err) == interaction.NotFound:
+			return ask, err
+		case ctx.Err() != nil:
+		default:
+			if since.IsZero() {
+				since = start
+			}
+			if time.Since(since) >= t.retryFor() {
+				return ask, err
+			}
+			b.Wait(ctx)
+		}
+	}
+	if ask.ID == "" {
+		return ask, err
+	}
+	return ask, nil
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// pendingText is what a call that stopped waiting tells the model.
+func pendingText(id string) string {
+	return fmt.Sprintf(`Still waiting: the question is open in Slack and nobody has answered it yet (ask id %q). `+
+		`Do not ask it again. To get the answer, call %s with {"id":%q}; it waits for the answer `+
+		`(pass "waitSeconds" to return sooner) and says again if it is still pending. `+
+		`Meanwhile you may go on with work that does not depend on the answer.`, id, GetAnswerToolName, id)
+}
+
+// pendingResult is the result of a call that stopped waiting with the ask
+// still open: not an error, with the ask id in text and structure.
+func pendingResult(id string) *mcpsdk.CallToolResult {
+	b, _ := json.Marshal(map[string]string{"status": string(interaction.StatusPending), "askId": id, "message": pendingText(id)})
+	return &mcpsdk.CallToolResult{
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: pendingText(id)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}

@@ -1,0 +1,773 @@
+// Package postgres is the store.Store for several slackask replicas on one
+// PostgreSQL database (github.com/jackc/pgx/v5).
+//
+// # Layout
+//
+// As in store/sqlite, each ask is one row of the asks table: the whole
+// store.Record as JSONB, plus copies of the fields that are queried
+// (status, created_at, ended_at, idempotency_key, synced, remind_at,
+// wake_at, version) in indexed columns; version and wake_at are
+// authoritative, so that ClaimDue moves them without rewriting the JSON.
+// Times are bigint unix nanoseconds. The tables live in one schema: the
+// connection's current schema (search_path=… in the URL), or the one
+// WithSchema names. The numbered SQL files embedded from migrations/ create
+// and upgrade it (see migrate.go).
+//
+// # Several processes
+//
+// Every write is one statement or one transaction, so any number of Stores
+// on the database, in any number of processes, share it safely: Update
+// locks the row (SELECT … FOR UPDATE) for the read, fn and the write, so
+// concurrent updates of one record serialise and none is lost; Create
+// relies on the UNIQUE idempotency key, so two replicas given one key at
+// once make one record; ClaimDue takes its rows with FOR UPDATE SKIP
+// LOCKED; Lease compares with the database's clock. Each Store holds a
+// pgxpool (pool_max_conns=… in the URL sizes it; pgx's default is 4 or the
+// number of CPUs) plus its LISTEN connection.
+//
+// # Watch
+//
+// A trigger on asks calls pg_notify in the writing transaction, so a
+// notification is sent exactly when a write commits, whichever Store made
+// it. Each Store keeps one connection that LISTENs on its schema's channel
+// and hands what it hears to its watchers. When that connection is lost,
+// it reconnects with backoff and then sends the watchers a Resync change,
+// since notifications sent meanwhile are gone.
+package postgres
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/watch"
+)
+
+// Option changes how Open opens the database.
+type Option func(*options)
+
+type options struct {
+	schema string
+}
+
+// WithSchema keeps the tables in the named schema, created if it does not
+// exist, instead of the connection's current schema.
+func WithSchema(name string) Option {
+	return func(o *options) { o.schema = name }
+}
+
+// Store is a store.Store on a PostgreSQL database. It is safe for
+// concurrent use, also with other Stores on the same schema.
+type Store struct {
+	pool    *pgxpool.Pool
+	schema  string
+	channel string
+	hub     watch.Hub
+	closed  atomic.Bool
+
+	listenCfg  *pgx.ConnConfig
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	listenPID  atomic.Uint32 // backend pid of the LISTEN connection, 0 while none
+}
+
+var _ store.Store = (*Store)(nil)
+
+// The listen connection is made again after a loss, waiting between tries
+// from reconnectMin, doubling up to reconnectMax.
+const (
+	reconnectMin = 50 * time.Millisecond
+	reconnectMax = 5 * time.Second
+)
+
+// IsURL reports whether s is a PostgreSQL URL (postgres:// or
+// postgresql://), which Open accepts.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Open connects to the database at rawURL (postgres:// or postgresql://,
+// with pgx's parameters; search_path=… picks the schema), brings the schema
+// up to date and starts listening for changes. It returns once the LISTEN
+// connection is up, so that Watch misses no write committed after Open.
+// A schema migrated by a newer slackask fails with an error matching
+// ErrSchemaTooNew. Errors never show the URL's password.
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	const op = "postgres open"
+	if !IsURL(rawURL) {
+		return nil, wrap(ctx, op, errors.New("want a postgres:// or postgresql:// URL"))
+	}
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's message may quote the URL: keep only that it failed.
+		return nil, wrap(ctx, op, errors.New("the URL does not parse as a PostgreSQL connection string"))
+	}
+	if o.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, wrap(ctx, op, fmt.Errorf("connect to %s: %w", redact(rawURL), err))
+	}
+	schema, err := migrate(ctx, conn.Conn(), o.schema)
+	conn.Release()
+	if err != nil {
+		pool.Close()
+		return nil, wrap(ctx, op, err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	s := &Store{
+		pool:       pool,
+		schema:     schema,
+		channel:    notifyChannel(schema),
+		listenCfg:  cfg.ConnConfig.Copy(),
+		stopListen: stop,
+		listenDone: make(chan struct{}),
+	}
+	ready := make(chan error, 1)
+	go s.listen(lctx, ready)
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		stop()
+		<-s.listenDone
+		pool.Close()
+		return nil, wrap(ctx, op, fmt.Errorf("listen: %w", err))
+	}
+	return s, nil
+}
+
+// notifyChannel is the channel the asks trigger of schema notifies: as in
+// the trigger, "slackask_" and the first 20 hex digits of md5(schema),
+// short enough for any schema name.
+func notifyChannel(schema string) string {
+	sum := md5.Sum([]byte(schema))
+	return "slackask_" + hex.EncodeToString(sum[:])[:20]
+}
+
+// redact is rawURL without its password, for messages.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "the database"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	u.RawQuery = ""
+	return u.String()
+}
+
+// Schema returns the name of the schema holding the tables.
+func (s *Store) Schema() string { return s.schema }
+
+// listen keeps a connection LISTENing on s.channel until ctx ends and
+// publishes what it hears. The first connection's outcome goes to ready;
+// after that, a lost connection is made again with backoff and followed by
+// a Resync change.
+func (s *Store) listen(ctx context.Context, ready chan<- error) {
+	defer close(s.listenDone)
+	first := true
+	wait := reconnectMin
+	for {
+		conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
+		if err == nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+				_ = conn.Close(context.Background())
+			}
+		}
+		if err != nil {
+			if first {
+				ready <- err
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, reconnectMax)
+			continue
+		}
+		s.listenPID.Store(conn.PgConn().PID())
+		if first {
+			first = false
+			ready <- nil
+		} else {
+			s.hub.Publish(store.Change{Resync: true})
+		}
+		wait = reconnectMin
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				break
+			}
+			if c, ok := parseNotification(n.Payload); ok {
+				s.hub.Publish(c)
+			}
+		}
+		s.listenPID.Store(0)
+		_ = conn.Close(context.Background())
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// parseNotification decodes the trigger's payload; ok is false for one it
+// did not write.
+func parseNotification(payload string) (store.Change, bool) {
+	var p struct {
+		ID      string `json:"id"`
+		Version int64  `json:"v"`
+		Status  string `json:"s"`
+		Deleted bool   `json:"d"`
+	}
+	if err := json.Unmarshal([]byte(payload), &p); err != nil || p.ID == "" {
+		return store.Change{}, false
+	}
+	return store.Change{ID: p.ID, Version: p.Version, Status: interaction.Status(p.Status), Deleted: p.Deleted}, true
+}
+
+var errClosed = interaction.Errorf(interaction.Internal, "postgres store: closed")
+
+// dbError is a database failure: an INTERNAL *interaction.Error that keeps
+// its cause in the chain.
+type dbError struct {
+	coded *interaction.Error
+	cause error
+}
+
+func (e *dbError) Error() string   { return e.coded.Error() }
+func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
+
+func internal(cause error, format string, args ...any) error {
+	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
+}
+
+// wrap names the operation in err. store.ErrExists and coded errors (among
+// them store.ErrNotFound) pass as they are, a done context gives its own
+// error, and anything else becomes an INTERNAL *interaction.Error.
+func wrap(ctx context.Context, op string, err error) error {
+	var coded *interaction.Error
+	switch {
+	case errors.Is(err, store.ErrExists), errors.As(err, &coded):
+	case ctx.Err() != nil:
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+	default:
+		err = internal(err, "%v", err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// check fails calls on a closed store and with a done context.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed
+	}
+	return ctx.Err()
+}
+
+const selectRecord = "SELECT id, version, wake_at, record FROM asks "
+
+// scanRecord reads one row of selectRecord. A row whose JSON does not decode
+// is an INTERNAL error, never a panic.
+func scanRecord(row pgx.Row) (store.Record, error) {
+	var (
+		id      string
+		version int64
+		wake    *int64
+		data    []byte
+	)
+	if err := row.Scan(&id, &version, &wake, &data); err != nil {
+		return store.Record{}, err
+	}
+	var r store.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return store.Record{}, internal(err, "corrupt record %q: %v", id, err)
+	}
+	if r.ID != id {
+		return store.Record{}, internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+	}
+	r.Version = version
+	r.WakeAt = time.Time{}
+	if wake != nil {
+		r.WakeAt = time.Unix(0, *wake)
+	}
+	return r, nil
+}
+
+func scanRecords(rows pgx.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// nanos is t in unix nanoseconds, clamped to what an int64 holds (years
+// 1678–2262), so that the zero time sorts first.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+func nullNanos(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	n := nanos(*t)
+	return &n
+}
+
+func nullZeroNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := nanos(t)
+	return &n
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func encode(r store.Record) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", internal(err, "encode record %q: %v", r.ID, err)
+	}
+	return string(b), nil
+}
+
+// Create implements store.Store. The insert skips any conflict; a skipped
+// one is then told apart: the idempotency key's record if there is one,
+// else a taken id. An insert that conflicts with one in flight waits for it
+// to commit, so two Creates with one key make one record.
+func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
+	op := fmt.Sprintf("postgres create %q", r.ID)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, false, wrap(ctx, op, err)
+	}
+	r = store.Clone(r)
+	r.Version = 1
+	data, err := encode(r)
+	if err != nil {
+		return store.Record{}, false, wrap(ctx, op, err)
+	}
+	// A conflict on the key whose record is deleted before it is read
+	// freed the key: insert again.
+	for range 10 {
+		tag, err := s.pool.Exec(ctx, `INSERT INTO asks
+			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
+			r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
+		if err != nil {
+			return store.Record{}, false, wrap(ctx, op, err)
+		}
+		if tag.RowsAffected() == 1 {
+			return r, true, nil
+		}
+		if r.IdempotencyKey == "" {
+			return store.Record{}, false, wrap(ctx, op, store.ErrExists)
+		}
+		existing, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE idempotency_key = $1", r.IdempotencyKey))
+		switch {
+		case err == nil:
+			return existing, false, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return store.Record{}, false, wrap(ctx, op, err)
+		}
+		var taken bool
+		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM asks WHERE id = $1)", r.ID).Scan(&taken); err != nil {
+			return store.Record{}, false, wrap(ctx, op, err)
+		}
+		if taken {
+			return store.Record{}, false, wrap(ctx, op, store.ErrExists)
+		}
+	}
+	return store.Record{}, false, wrap(ctx, op, internal(nil, "idempotency key %q: conflicting writes kept the insert from settling", r.IdempotencyKey))
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
+	op := fmt.Sprintf("postgres get %q", id)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	r, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	return r, nil
+}
+
+// Update implements store.Store. The row stays locked (SELECT … FOR UPDATE)
+// from the read through fn to the write, in every process: fn must not
+// wait for another write of the same record. The transaction takes two
+// round trips: BEGIN with the read, then the write with COMMIT, each pair
+// sent as one pipelined batch.
+func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
+	op := fmt.Sprintf("postgres update %q", id)
+	if err := s.check(ctx); err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	// The pool drops a connection that comes back inside a transaction,
+	// so an error anywhere below never leaks an open one.
+	defer conn.Release()
+	out, fnErr, err := s.update(ctx, conn.Conn(), id, fn)
+	if err != nil || fnErr != nil {
+		// Best effort: a failed rollback leaves the connection to be
+		// dropped by Release.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	if fnErr != nil {
+		return store.Record{}, fnErr
+	}
+	if err != nil {
+		return store.Record{}, wrap(ctx, op, err)
+	}
+	return out, nil
+}
+
+// update runs Update's transaction on conn. fnErr is fn's error, err any
+// other; with either, the transaction is left for the caller to roll back.
+func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*store.Record) error) (out store.Record, fnErr, err error) {
+	read := &pgx.Batch{}
+	read.Queue("BEGIN")
+	read.Queue(selectRecord+"WHERE id = $1 FOR UPDATE", id)
+	br := conn.SendBatch(ctx, read)
+	_, err = br.Exec()
+	var cur store.Record
+	if err == nil {
+		cur, err = scanRecord(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	next := store.Clone(cur)
+	if err := fn(&next); err != nil {
+		return store.Record{}, err, nil
+	}
+	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
+	next.Version = cur.Version + 1
+	data, err := encode(next)
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	write := &pgx.Batch{}
+	write.Queue(`UPDATE asks SET
+		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
+		WHERE id = $9 AND version = $10`,
+		string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
+		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
+	write.Queue("COMMIT")
+	br = conn.SendBatch(ctx, write)
+	tag, err := br.Exec()
+	if err == nil && tag.RowsAffected() != 1 {
+		err = internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return store.Record{}, nil, err
+	}
+	// fn may keep the pointer it was given: return a copy of our own.
+	return store.Clone(next), nil, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	op := fmt.Sprintf("postgres delete %q", id)
+	if err := s.check(ctx); err != nil {
+		return wrap(ctx, op, err)
+	}
+	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE id = $1", id)
+	if err != nil {
+		return wrap(ctx, op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap(ctx, op, store.ErrNotFound)
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
+	const op = "postgres list"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if f.Status != "" {
+		args = append(args, string(f.Status))
+		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+	}
+	if !f.Before.IsZero() {
+		args = append(args, nanos(f.Before))
+		where = append(where, fmt.Sprintf("created_at < $%d", len(args)))
+	}
+	if f.Unsynced {
+		where = append(where, "NOT synced AND status <> 'pending'")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := selectRecord
+	if len(where) > 0 {
+		q += "WHERE " + strings.Join(where, " AND ") + " "
+	}
+	args = append(args, limit)
+	q += fmt.Sprintf("ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rs, err := scanRecords(rows)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	return rs, nil
+}
+
+// Pending implements store.Store.
+func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
+	const op = "postgres pending"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rows, err := s.pool.Query(ctx, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id")
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rs, err := scanRecords(rows)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	return rs, nil
+}
+
+// Prune implements store.Store.
+func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
+	const op = "postgres prune"
+	if err := s.check(ctx); err != nil {
+		return 0, wrap(ctx, op, err)
+	}
+	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < $1", nanos(t))
+	if err != nil {
+		return 0, wrap(ctx, op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// secretLen is the size of every secret.
+const secretLen = 32
+
+// Secret implements store.Store. Of two replicas creating a secret at once,
+// the first insert wins and both return it.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	op := fmt.Sprintf("postgres secret %q", name)
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	var k []byte
+	err := s.pool.QueryRow(ctx, "SELECT value FROM secrets WHERE name = $1", name).Scan(&k)
+	if errors.Is(err, pgx.ErrNoRows) {
+		fresh := make([]byte, secretLen)
+		_, _ = rand.Read(fresh) // never fails (crypto/rand)
+		if _, err = s.pool.Exec(ctx, "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", name, fresh); err == nil {
+			err = s.pool.QueryRow(ctx, "SELECT value FROM secrets WHERE name = $1", name).Scan(&k)
+		}
+	}
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	if len(k) != secretLen {
+		return nil, wrap(ctx, op, internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
+	}
+	return k, nil
+}
+
+// ClaimDue implements store.Store: one statement locks the due rows that
+// no other transaction holds (FOR UPDATE SKIP LOCKED) and moves their
+// wake_at. A row another claimer moved meanwhile is re-checked against its
+// new wake_at and so left out.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
+	const op = "postgres claim due"
+	if err := s.check(ctx); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	type claimed struct {
+		r   store.Record
+		was int64
+	}
+	var cs []claimed
+	// In a transaction, so that a record that does not decode leaves every
+	// row as it was.
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cs = cs[:0]
+		rows, err := tx.Query(ctx, `WITH due AS (
+				SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
+				ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+			UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
+			RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at`,
+			nanos(now), limit, nanos(now.Add(lease)))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c       claimed
+				id      string
+				version int64
+				wake    int64
+				data    []byte
+			)
+			if err := rows.Scan(&id, &version, &wake, &data, &c.was); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &c.r); err != nil {
+				return internal(err, "corrupt record %q: %v", id, err)
+			}
+			if c.r.ID != id {
+				return internal(nil, "corrupt record %q: it holds id %q", id, c.r.ID)
+			}
+			c.r.Version, c.r.WakeAt = version, time.Unix(0, wake)
+			cs = append(cs, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].was != cs[j].was {
+			return cs[i].was < cs[j].was
+		}
+		return cs[i].r.ID < cs[j].r.ID
+	})
+	out := make([]store.Record, len(cs))
+	for i, c := range cs {
+		out[i] = c.r
+	}
+	return out, nil
+}
+
+// Watch implements store.Store: fn hears of the writes of every Store on
+// this schema, through this Store's LISTEN connection.
+func (s *Store) Watch(fn func(store.Change)) (stop func()) { return s.hub.Watch(fn) }
+
+// Lease implements store.Store. Expiry is judged by the database's clock,
+// so replicas whose clocks differ still agree.
+func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	op := fmt.Sprintf("postgres lease %q", name)
+	if err := s.check(ctx); err != nil {
+		return false, wrap(ctx, op, err)
+	}
+	if ttl <= 0 {
+		if _, err := s.pool.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND holder = $2", name, holder); err != nil {
+			return false, wrap(ctx, op, err)
+		}
+		return false, nil
+	}
+	micros := max(ttl.Microseconds(), 1)
+	var held bool
+	err := s.pool.QueryRow(ctx, `INSERT INTO leases (name, holder, expires_at)
+		VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond')
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+		WHERE leases.holder = excluded.holder OR leases.expires_at <= clock_timestamp()
+		RETURNING true`, name, holder, micros).Scan(&held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap(ctx, op, err)
+	}
+	return held, nil
+}
+
+// Close stops listening, stops every watcher and closes the connections;
+// calls after Close fail. A second Close does nothing.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.stopListen()
+	<-s.listenDone
+	s.hub.Close()
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,247 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/postgres/pgtest"
+	"github.com/slackask/slackask/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func openURL(t testing.TB, u string, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), u, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	pgtest.URL(t) // skips without a server
+	storetest.Run(t, func(t *testing.T) store.Store { return openURL(t, pgtest.URL(t)) })
+}
+
+func TestConformanceShared(t *testing.T) {
+	pgtest.URL(t)
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		u := pgtest.URL(t)
+		return openURL(t, u), openURL(t, u)
+	})
+}
+
+func TestDurable(t *testing.T) {
+	u := pgtest.URL(t)
+	// RunDurable's path stands for the database: every path maps to the
+	// same schema, which starts empty.
+	storetest.RunDurable(t, func(t *testing.T, _ string) store.Store { return openURL(t, u) })
+}
+
+func TestWithSchemaCreatesIt(t *testing.T) {
+	u := pgtest.URL(t)
+	name := "x_" + strings.ReplaceAll(t.Name(), "/", "_")
+	s := openURL(t, u, WithSchema(name))
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), u)
+		if err == nil {
+			_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+			_ = conn.Close(context.Background())
+		}
+	})
+	if s.Schema() != name {
+		t.Errorf("Schema() = %q, want %q", s.Schema(), name)
+	}
+	if _, _, err := s.Create(t.Context(), store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	// The URL's own schema stays empty.
+	other := openURL(t, u)
+	if _, err := other.Get(t.Context(), "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a record of schema %s is visible in %s: %v", name, other.Schema(), err)
+	}
+}
+
+// Replicas that start together migrate once: the advisory lock makes the
+// others wait and find the schema current.
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	u := pgtest.URL(t)
+	const n = 4
+	errs := make(chan error, n)
+	stores := make(chan *Store, n)
+	for range n {
+		go func() {
+			s, err := Open(t.Context(), u)
+			errs <- err
+			stores <- s
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("Open: %v", err)
+		}
+		if s := <-stores; s != nil {
+			t.Cleanup(func() { _ = s.Close() })
+		}
+	}
+	s := openURL(t, u)
+	var rows, max int
+	if err := s.pool.QueryRow(t.Context(), "SELECT count(*), max(version) FROM schema_migrations").Scan(&rows, &max); err != nil {
+		t.Fatal(err)
+	}
+	if rows != SchemaVersion() || max != SchemaVersion() {
+		t.Errorf("schema_migrations has %d rows up to %d, want %d", rows, max, SchemaVersion())
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	u := pgtest.URL(t)
+	s := openURL(t, u)
+	if _, err := s.pool.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES (99, '0099_future.sql')"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(t.Context(), u)
+	if !errors.Is(err, ErrSchemaTooNew) || interaction.ErrorCode(err) != interaction.Internal {
+		t.Fatalf("Open of a newer schema: err = %v, want ErrSchemaTooNew, INTERNAL", err)
+	}
+}
+
+func TestOpenBadURL(t *testing.T) {
+	for _, u := range []string{"", "slackask.db", "mysql://x", "postgres://user:hunter2@127.0.0.1:1/db?connect_timeout=1"} {
+		s, err := Open(t.Context(), u)
+		if err == nil {
+			_ = s.Close()
+			t.Errorf("Open(%q) succeeded", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open's error shows the password: %v", err)
+		}
+	}
+}
+
+func TestReadMigrations(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil || len(ms) == 0 || ms[0].name != "0001_init.sql" {
+		t.Fatalf("embedded migrations: %v, %v", ms, err)
+	}
+	for _, bad := range []fstest.MapFS{
+		{"m/0002_b.sql": {Data: []byte("")}},
+		{"m/0001_a.sql": {}, "m/0003_c.sql": {}},
+		{"m/init.sql": {}},
+		{},
+	} {
+		if _, err := readMigrations(bad, "m"); err == nil {
+			t.Errorf("readMigrations accepted %v", bad)
+		}
+	}
+}
+
+// When the LISTEN connection is lost, the store makes it again and tells
+// its watchers to resync; changes after that arrive as before.
+func TestWatchResyncAfterLostConnection(t *testing.T) {
+	u := pgtest.URL(t)
+	s := openURL(t, u)
+	changes := make(chan store.Change, 100)
+	defer s.Watch(func(c store.Change) { changes <- c })()
+	pid := s.listenPID.Load()
+	if pid == 0 {
+		t.Fatal("no listen connection")
+	}
+	if _, err := s.pool.Exec(t.Context(), "SELECT pg_terminate_backend($1)", int32(pid)); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for resync := false; !resync; {
+		select {
+		case c := <-changes:
+			resync = c.Resync && c.ID == ""
+		case <-timeout:
+			t.Fatal("no Resync within 10s of losing the listen connection")
+		}
+	}
+	if _, _, err := s.Create(t.Context(), store.Record{Ask: interaction.Ask{ID: "after", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case c := <-changes:
+			if c.ID == "after" {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no change after the reconnection")
+		}
+	}
+}
+
+// A record whose JSON does not decode is an INTERNAL error, not a panic.
+func TestCorruptRow(t *testing.T) {
+	u := pgtest.URL(t)
+	s := openURL(t, u)
+	ctx := t.Context()
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "bad", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE asks SET record = '{"id": "other"}', wake_at = 1 WHERE id = 'bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "bad"); interaction.ErrorCode(err) != interaction.Internal {
+		t.Errorf("Get of a corrupt row: %v, want INTERNAL", err)
+	}
+	called := false
+	if _, err := s.Update(ctx, "bad", func(*store.Record) error { called = true; return nil }); interaction.ErrorCode(err) != interaction.Internal || called {
+		t.Errorf("Update of a corrupt row: %v, fn called %v", err, called)
+	}
+	if _, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); interaction.ErrorCode(err) != interaction.Internal {
+		t.Errorf("ClaimDue of a corrupt row: %v, want INTERNAL", err)
+	}
+	// The failed claim left the row as it was.
+	var wake, version int64
+	if err := s.pool.QueryRow(ctx, "SELECT wake_at, version FROM asks WHERE id = 'bad'").Scan(&wake, &version); err != nil {
+		t.Fatal(err)
+	}
+	if wake != 1 || version != 1 {
+		t.Errorf("a failed ClaimDue changed the row: wake_at %d version %d, want 1 and 1", wake, version)
+	}
+}
+
+// An Update whose fn fails, or whose context ends while it holds the row,
+// leaves the row unlocked: another handle updates it at once.
+func TestUpdateFailureReleasesRow(t *testing.T) {
+	u := pgtest.URL(t)
+	a, b := openURL(t, u), openURL(t, u)
+	ctx := t.Context()
+	if _, _, err := a.Create(ctx, store.Record{Ask: interaction.Ask{ID: "x", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if _, err := a.Update(ctx, "x", func(*store.Record) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want fn's error", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	if _, err := a.Update(cctx, "x", func(*store.Record) error { cancel(); return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update cancelled inside fn = %v, want context.Canceled", err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	r, err := b.Update(wctx, "x", func(r *store.Record) error { r.Rev = 1; return nil })
+	if err != nil || r.Version != 2 {
+		t.Fatalf("Update through another handle = version %d, %v; want 2, nil (the row was left locked?)", r.Version, err)
+	}
+	// a's pool is still usable.
+	if _, err := a.Update(wctx, "x", func(r *store.Record) error { r.Rev = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+}

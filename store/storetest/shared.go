@@ -1,0 +1,104 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/store"
+)
+
+// RunShared checks what two Stores on one database (two handles, as two
+// processes would hold) agree on: a watcher on one sees the other's writes,
+// ClaimDue never hands one record to both, concurrent Updates lose nothing,
+// an idempotency key makes one record and a lease has one holder. open
+// returns two new handles on one new, empty database; it should close both
+// in t.Cleanup. A store that cannot share its database (memory, SQLite) does
+// not run it.
+func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, a, b store.Store)
+	}{
+		{"Watch/SeesOtherHandle", testSharedWatch},
+		{"ClaimDue/NeverShared", testSharedClaim},
+		{"Update/LoseNothing", testSharedUpdate},
+		{"Create/IdempotencyKey", testSharedIdempotency},
+		{"Lease/OneHolder", testSharedLease},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := open(t)
+			tc.fn(t, a, b)
+		})
+	}
+}
+
+func testSharedWatch(t *testing.T, a, b store.Store) {
+	onA, onB := newWatchLog(), newWatchLog()
+	defer a.Watch(onA.fn)()
+	defer b.Watch(onB.fn)()
+	checkWatchSeesWrites(t, a, onB)
+	// The writer's own watcher sees them too.
+	onA.waitFor(t, "for the prune of a on the writing handle", is("a", 3, true))
+}
+
+func testSharedClaim(t *testing.T, a, b store.Store) {
+	now := base.Add(time.Hour)
+	const n = 60
+	for i := range n {
+		mustCreate(t, a, wakingAt(fmt.Sprintf("r%02d", i), now.Add(-time.Duration(i)*time.Second)))
+	}
+	checkClaimedOnce(t, claimAll(t, []store.Store{a, b}, 8, now), n)
+}
+
+func testSharedUpdate(t *testing.T, a, b store.Store) {
+	ctx := t.Context()
+	mustCreate(t, a, pendingAt("x", base))
+	const n = 40
+	parallel(n, func(i int) {
+		s := []store.Store{a, b}[i%2]
+		if _, err := s.Update(ctx, "x", func(r *store.Record) error { r.Rev++; return nil }); err != nil {
+			t.Errorf("Update: %v", err)
+		}
+	})
+	for _, s := range []store.Store{a, b} {
+		if r := mustGet(t, s, "x"); r.Rev != n || r.Version != n+1 {
+			t.Errorf("after %d updates through two handles: rev %d version %d, want %d and %d", n, r.Rev, r.Version, n, n+1)
+		}
+	}
+}
+
+func testSharedIdempotency(t *testing.T, a, b store.Store) {
+	const n = 16
+	var (
+		mu      sync.Mutex
+		created []string
+		seen    = map[string]bool{}
+	)
+	parallel(n, func(i int) {
+		r := pendingAt(fmt.Sprintf("try-%02d", i), base)
+		r.IdempotencyKey = "same-key"
+		rec, ok, err := []store.Store{a, b}[i%2].Create(context.Background(), r)
+		if err != nil {
+			t.Errorf("Create: %v", err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen[rec.ID] = true
+		if ok {
+			created = append(created, rec.ID)
+		}
+	})
+	if len(created) != 1 || len(seen) != 1 {
+		t.Errorf("%d Creates with one key through two handles: created %v, returned ids %v; want one record", n, created, seen)
+	}
+}
+
+func testSharedLease(t *testing.T, a, b store.Store) {
+	checkLease(t, a, b)
+	checkLeaseConcurrent(t, []store.Store{a, b})
+}
