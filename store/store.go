@@ -149,11 +149,7 @@ func Clone(r Record) Record {
 	c.ExpiresAt = cloneTime(r.ExpiresAt)
 	c.EndedAt = cloneTime(r.EndedAt)
 	if r.Answer != nil {
-		a := interaction.Answer{Answers: make([]interaction.AnswerItem, len(r.Answer.Answers))}
-		for i, it := range r.Answer.Answers {
-			it.Selected = append([]string{}, it.Selected...)
-			a.Answers[i] = it
-		}
+		a := cloneAnswer(*r.Answer)
 		c.Answer = &a
 	}
 	if r.AnsweredBy != nil {
@@ -167,6 +163,23 @@ func Clone(r Record) Record {
 	if r.Error != nil {
 		e := *r.Error
 		c.Error = &e
+	}
+	if r.Responses != nil {
+		c.Responses = make([]interaction.Response, len(r.Responses))
+		for i, resp := range r.Responses {
+			resp.Answer = cloneAnswer(resp.Answer)
+			c.Responses[i] = resp
+		}
+	}
+	if r.Tally != nil {
+		c.Tally = make(map[string]map[string]int, len(r.Tally))
+		for q, counts := range r.Tally {
+			m := make(map[string]int, len(counts))
+			for l, n := range counts {
+				m[l] = n
+			}
+			c.Tally[q] = m
+		}
 	}
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
@@ -191,6 +204,10 @@ func cloneQuestions(qs []interaction.Question) []interaction.Question {
 			in := *q.Intent
 			q.Intent = &in
 		}
+		if q.AllowOther != nil {
+			v := *q.AllowOther
+			q.AllowOther = &v
+		}
 		out[i] = q
 	}
 	return out
@@ -202,4 +219,16 @@ func cloneTime(t *time.Time) *time.Time {
 	}
 	v := *t
 	return &v
+}
+
+func cloneAnswer(a interaction.Answer) interaction.Answer {
+	if a.Answers == nil {
+		return a
+	}
+	out := interaction.Answer{Answers: make([]interaction.AnswerItem, len(a.Answers))}
+	for i, it := range a.Answers {
+		it.Selected = append([]string{}, it.Selected...)
+		out.Answers[i] = it
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 
 	"github.com/slackask/slackask/config"
@@ -121,6 +122,10 @@ Environment:
 			{"SLACKASK_LOG_FORMAT", config.DefaultLogFormat, "json or console"},
 			{"SLACKASK_DSH_URL", "", "dsh event mux URL; empty disables the dsh bridge"},
 			{"SLACKASK_DSH_CHANNEL", "", "channel the dsh bridge asks in"},
+			{"SLACKASK_SOCKET_CONNECTIONS", strconv.Itoa(config.DefaultSocketConnections), "Socket Mode connections of this process (1-10; Slack allows 10 per app)"},
+			{"SLACKASK_CALLBACK_URL", "", "default callback URL: the ask resource is POSTed there when an ask ends"},
+			{"SLACKASK_CALLBACK_SECRET", "", "key that signs callbacks (X-Slackask-Signature)"},
+			{"SLACKASK_CALLBACK_ALLOW_PRIVATE", "false", "let callbacks reach loopback, link-local, private and metadata addresses"},
 		}),
 		"mcp": `usage: slackask mcp
 
