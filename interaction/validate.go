@@ -22,26 +22,16 @@ const (
 	MaxAgentNameLen   = 200   // agent id or name, characters
 )
 
-// Control characters. Names shown on one line (ids, labels, headers, agent
-// id and name) carry none of U+0000-U+001F and U+007F: a NUL or an escape
-// reaches Slack, the store and logs as it came, and a line break would
-// break the layout. Multi-line text (question, detail, option description)
-// may hold line breaks and tabs (\n, \r, \t) and none of the others.
-const (
-	lineField = false // a name shown on one line
-	textField = true  // multi-line text
-)
-
 // checkControl returns an INVALID_QUESTION *Error naming field (a path,
 // e.g. "questions[0].options[1].label") when v holds a control character
-// the field does not allow (see lineField, textField), else nil.
-func checkControl(field, v string, text bool) error {
+// other than a tab or a line break (\t, \n, \r): U+0000-U+001F and U+007F.
+// A NUL or an escape would otherwise reach Slack, the store and logs as it
+// came; tabs and line breaks are ordinary text, which the renderer lays
+// out.
+func checkControl(field, v string) error {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if c >= 0x20 && c != 0x7f {
-			continue
-		}
-		if text && (c == '\n' || c == '\r' || c == '\t') {
+		if c >= 0x20 && c != 0x7f || c == '\t' || c == '\n' || c == '\r' {
 			continue
 		}
 		return Errorf(InvalidQuestion, "%s: control character %U at byte %d is not allowed", field, rune(c), i)
@@ -67,10 +57,10 @@ func Validate(r Request) error {
 		if n := utf8.RuneCountInString(r.Agent.Name); n > MaxAgentNameLen {
 			return Errorf(InvalidQuestion, "agent.name is %d characters: at most %d", n, MaxAgentNameLen)
 		}
-		if err := checkControl("agent.id", r.Agent.ID, lineField); err != nil {
+		if err := checkControl("agent.id", r.Agent.ID); err != nil {
 			return err
 		}
-		if err := checkControl("agent.name", r.Agent.Name, lineField); err != nil {
+		if err := checkControl("agent.name", r.Agent.Name); err != nil {
 			return err
 		}
 	}
@@ -99,16 +89,13 @@ func validateQuestion(i int, q Question) error {
 	case strings.TrimSpace(q.Question) == "":
 		return Errorf(InvalidQuestion, "%s (%q): question text is missing", where, q.ID)
 	}
-	for _, f := range []struct {
-		name, value string
-		text        bool
-	}{
-		{"id", q.ID, lineField},
-		{"question", q.Question, textField},
-		{"detail", q.Detail, textField},
-		{"header", q.Header, lineField},
+	for _, f := range []struct{ name, value string }{
+		{"id", q.ID},
+		{"question", q.Question},
+		{"detail", q.Detail},
+		{"header", q.Header},
 	} {
-		if err := checkControl(where+"."+f.name, f.value, f.text); err != nil {
+		if err := checkControl(where+"."+f.name, f.value); err != nil {
 			return err
 		}
 	}
@@ -140,10 +127,10 @@ func validateQuestion(i int, q Question) error {
 		case labels[o.Label]:
 			return Errorf(InvalidQuestion, "%s: duplicate label %q", ow, o.Label)
 		}
-		if err := checkControl(ow+".label", o.Label, lineField); err != nil {
+		if err := checkControl(ow+".label", o.Label); err != nil {
 			return err
 		}
-		if err := checkControl(ow+".description", o.Description, textField); err != nil {
+		if err := checkControl(ow+".description", o.Description); err != nil {
 			return err
 		}
 		labels[o.Label] = true
