@@ -39,7 +39,7 @@ const (
 //   - busy: connections whose request was read and whose handler runs.
 //     Accept waits while n are busy, so that a burst of callers waits in
 //     the kernel's accept queue, which costs the process nothing, rather
-//     than as goroutines and buffers (about 20 KB each). An idle keep-alive
+//     than as goroutines and net/http's buffers. An idle keep-alive
 //     connection that sends another request is counted again without
 //     waiting, so the count can pass n for a moment.
 //   - reading: accepted connections whose first request's headers have not
