@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -337,11 +338,27 @@ func (r *mdRender) wrap(m string, in *bool, f func() []tok) []tok {
 	*in = true
 	body := f()
 	*in = false
-	if !hasText(body) {
-		return body
+	// Slack formatting does not span lines: wrap each line on its own.
+	var out []tok
+	for len(body) > 0 {
+		end := slices.Index(body, nlTok)
+		if end < 0 {
+			end = len(body)
+		}
+		if line := body[:end]; hasText(line) {
+			out = append(out, tok{s: m, open: m})
+			out = append(out, line...)
+			out = append(out, tok{s: m, close: true})
+		} else {
+			out = append(out, line...)
+		}
+		if end < len(body) {
+			out = append(out, nlTok)
+			end++
+		}
+		body = body[end:]
 	}
-	out := append([]tok{{s: m, open: m}}, body...)
-	return append(out, tok{s: m, close: true})
+	return out
 }
 
 func hasText(ts []tok) bool {

@@ -21,6 +21,7 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"italic underscore", "deploy _now_", "deploy _now_"},
 		{"bold italic", "***both***", "_*both*_"},
 		{"strikethrough", "~~old~~ new", "~old~ new"},
+		{"formatting across lines", "**one\ntwo _three\nfour_**", "*one*\n*two _three_*\n*_four_*"},
 		{"inline code", "run `make test` first", "run `make test` first"},
 		{"inline code keeps markers", "`**not bold**`", "`**not bold**`"},
 		{"inline code escapes", "`a<b && c>d`", "`a&lt;b &amp;&amp; c&gt;d`"},
