@@ -78,10 +78,19 @@ func clipEscaped(s string, max int) string {
 }
 
 func clipPieces(s string, max int, piece func(rune) string) string {
+	var pieces []string
+	for _, r := range s {
+		pieces = append(pieces, piece(r))
+	}
+	return clipStrings(pieces, max)
+}
+
+// clipStrings joins pieces, none of which is cut, within max units ending
+// with "…".
+func clipStrings(pieces []string, max int) string {
 	var b strings.Builder
 	n := 0
-	for _, r := range s {
-		p := piece(r)
+	for _, p := range pieces {
 		l := textLen(p)
 		if n+l > max-1 {
 			break
