@@ -109,6 +109,9 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"idempotencyKey":"k"}`, true, 201}, // ask-2
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"idempotencyKey":"k"}`, true, 200},
 		{"POST", "/v1/asks?wait=50ms", q, true, 201}, // ask-3, still pending
+		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x","required":true,"allowOther":false,"options":[{"label":"A","veto":true}]}],` +
+			`"responders":["U1","U2"],"responses":"all","onTimeout":"answer","callbackUrl":"https://example.com/hook"}`, true, 201}, // ask-4
+		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"responses":2}`, true, 201}, // ask-5
 		{"GET", "/v1/asks/ask-1", "", true, 200},
 		{"HEAD", "/v1/asks/ask-1", "", true, 200},
 		{"GET", "/v1/asks/ask-1?wait=0.05", "", true, 200},
@@ -222,7 +225,7 @@ func TestOpenAPITransportCatchesUndescribed(t *testing.T) {
 		}
 	}
 	mux.Handle("GET /v1/asks/ok", reply(200, ask+`}`))
-	mux.Handle("GET /v1/asks/extra", reply(200, ask+`,"tally":{}}`))
+	mux.Handle("GET /v1/asks/extra", reply(200, ask+`,"color":"red"}`))
 	mux.Handle("GET /v1/asks/status", reply(418, `{"error":{"name":"UserInteractionError","code":"NOT_FOUND","message":"x"}}`))
 	mux.Handle("GET /v1/asks/code", reply(404, `{"error":{"name":"UserInteractionError","code":"GONE","message":"x"}}`))
 	mux.Handle("POST /v1/asks", reply(201, ask+`}`))
@@ -235,7 +238,7 @@ func TestOpenAPITransportCatchesUndescribed(t *testing.T) {
 		want                     string // in the one error; "" for none
 	}{
 		{"described", "GET", "/v1/asks/ok", "", ""},
-		{"undescribed field", "GET", "/v1/asks/extra", "", "tally"},
+		{"undescribed field", "GET", "/v1/asks/extra", "", "color"},
 		{"undescribed status", "GET", "/v1/asks/status", "", "418"},
 		{"unknown error code", "GET", "/v1/asks/code", "", "GONE"},
 		{"undescribed route", "GET", "/v2/x", "", "not in the document"},
