@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
@@ -115,12 +116,16 @@ func fuzzBot(tb testing.TB) (*Bot, store.Store) {
 	tb.Cleanup(slackAPI.Close)
 	st := memory.New()
 	api := slack.New("xoxb-fuzz", slack.OptionAPIURL(slackAPI.URL+"/"))
-	b, err := New(context.Background(), Config{API: api, Store: st, DefaultChannel: "C0TEST",
-		Clock: clock.NewFake(time.Unix(1700000000, 0)), Logger: zerolog.Nop()})
+	b, err := New(context.Background(), Config{API: api, Secrets: st, Logger: zerolog.Nop()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b.teamID = fuzzTeam
+	team := fuzzTeam
+	b.teamID.Store(&team)
+	if b.svc, err = asks.New(asks.Config{Store: st, Surface: b, DefaultChannel: "C0TEST",
+		Clock: clock.NewFake(time.Unix(1700000000, 0)), Logger: zerolog.Nop()}); err != nil {
+		tb.Fatal(err)
+	}
 	for _, id := range []string{fuzzAsk, fuzzOther} {
 		rec := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, Channel: "C0TEST", TS: fuzzTS,
 			Questions: []interaction.Question{yesNo("a"), {ID: "b", Question: "Which?", MultiSelect: true, Options: []interaction.Option{{Label: "x"}, {Label: "y"}}}},

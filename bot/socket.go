@@ -9,24 +9,27 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/workslots"
 )
 
-// The Socket Mode connection is the bot's own, on slack-go's Web API
+// Socket is the bot's own Socket Mode connection, on slack-go's Web API
 // (apps.connections.open) and wire types (socketmode.Request, Response) and
-// the gorilla/websocket slack-go dials with. slack-go's socketmode.Client
-// decodes every payload in full, message blocks included, before the app
-// sees the envelope: that decode was 36–57 % of the bot's CPU and all of
-// its ack latency beyond the round trip (bench/, BENCHMARKS.md). Here the
-// reader acks an envelope as soon as it has read its id, and only a
-// view_submission, whose ack may carry validation errors, waits for its
-// payload to be decoded and judged.
+// the gorilla/websocket slack-go dials with, rather than slack-go's
+// socketmode.Client, which decodes every payload in full (message blocks
+// included) before the app sees the envelope. Here the reader acks an
+// envelope as soon as it has read its id, and only a view_submission, whose
+// ack may carry validation errors, waits for its payload to be decoded and
+// judged by the handler.
 const (
 	// pingTimeout: Slack pings every few seconds; with no frame and no
 	// ping for this long the connection is taken for dead (as slack-go).
@@ -50,6 +53,71 @@ const (
 
 // errDisconnectRequested: Slack asked us to reconnect (refresh, warning).
 var errDisconnectRequested = errors.New("bot: slack asked to reconnect")
+
+// EnvelopeHandler is what a Socket hands what it reads to.
+type EnvelopeHandler interface {
+	// Hello is called for each hello, with the app id Slack announces.
+	Hello(appID string)
+	// Interactive handles an interactive envelope: it must Ack env exactly
+	// once (the socket already did when env.Acked()), from any goroutine.
+	// It is called by one goroutine in read order, so it must not wait
+	// for I/O itself.
+	Interactive(ctx context.Context, env *Envelope)
+}
+
+// Envelope is one interactive envelope read from a connection, decoded.
+type Envelope struct {
+	ID      string
+	Payload *callback
+	conn    *socketConn
+	acked   bool
+	log     zerolog.Logger
+}
+
+// Acked reports whether the socket acked the envelope as it read it (its
+// ack could carry nothing).
+func (e *Envelope) Acked() bool { return e.acked }
+
+// Ack answers the envelope, with payload as the ack's payload (nil: none).
+// For an envelope the socket acked already it does nothing (a payload is
+// then logged as lost).
+func (e *Envelope) Ack(payload any) {
+	if e.acked {
+		if payload != nil {
+			e.log.Error().Str("envelope", e.ID).Msg("envelope acked before its ack payload was known")
+		}
+		return
+	}
+	e.acked = true
+	if err := e.conn.ack(e.ID, payload); err != nil {
+		e.log.Warn().Err(err).Msg("ack failed")
+	}
+}
+
+// Socket keeps one Socket Mode connection open and hands what it reads
+// to Handler. Set the exported fields, then call Run once.
+type Socket struct {
+	// Open asks Slack for a connection URL (apps.connections.open); each
+	// URL is single-use.
+	Open    func(ctx context.Context) (url string, err error)
+	Handler EnvelopeHandler
+	Log     zerolog.Logger
+	// Slots, when set, bound the decoding of envelopes (not while the
+	// dispatcher is behind).
+	Slots workslots.Slots
+	// Backoff paces reconnects after failures (zero: 1 s doubling to 30 s,
+	// jittered); Slack's Retry-After wins when it sends one.
+	Backoff backoff.Backoff
+
+	connected atomic.Bool
+	envelopes atomic.Int64
+}
+
+// Connected reports whether Slack said hello on the current connection.
+func (s *Socket) Connected() bool { return s.connected.Load() }
+
+// Envelopes returns how many envelopes were read since start.
+func (s *Socket) Envelopes() int64 { return s.envelopes.Load() }
 
 // socketConn is one Socket Mode websocket. One goroutine reads; acks are
 // written by the reader and by the dispatcher, one at a time under wmu.
@@ -81,9 +149,9 @@ func (c *socketConn) ack(id string, payload any) error {
 
 func (c *socketConn) close() { c.once.Do(func() { _ = c.ws.Close() }) }
 
-// framePool holds the buffers frames are read into: a frame read whole
-// with ReadMessage cost ~16 KB of allocation (io.ReadAll doubling up to a
-// 5 KB payload), a quarter of all the bot allocated per envelope.
+// framePool holds the buffers frames are read into, so that a frame costs
+// no allocation of its size (ReadMessage reads each whole with io.ReadAll,
+// doubling a fresh buffer).
 var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // maxPooledFrame: a buffer grown past this by a rare huge frame is left
@@ -127,56 +195,55 @@ type inbound struct {
 	closeConn bool
 }
 
-// runSocket keeps one Socket Mode connection open until ctx ends,
-// reconnecting when Slack asks to or the connection drops. It returns
-// ctx's error, or an error when Slack refuses the app token.
-func (b *Bot) runSocket(ctx context.Context) error {
+// Run keeps one Socket Mode connection open until ctx ends, reconnecting
+// when Slack asks to or the connection drops, and returns once everything
+// read was handed over. It returns ctx's error, or an error when Slack
+// refuses the app token.
+func (s *Socket) Run(ctx context.Context) error {
 	in := make(chan inbound, inboundBuffer)
 	var dispatcher sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
-			b.dispatch(ctx, f, len(in) >= backlogged)
+			s.dispatch(ctx, f, len(in) >= backlogged)
 		}
 	})
 	defer func() {
 		close(in)
 		dispatcher.Wait()
+		s.connected.Store(false)
 	}()
-	failures := 0
 	for {
-		conn, err := b.openSocket(ctx)
+		conn, err := s.openSocket(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if fatalConnectError(err) {
-				b.log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
+				s.Log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
 				return fmt.Errorf("bot run: socket mode: %w", slackErr(err))
 			}
-			failures++
-			wait := connectBackoff(failures, err)
-			b.log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connect failed; retrying")
+			wait := connectWait(&s.Backoff, err)
+			s.Log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connect failed; retrying")
 			if !clock.Sleep(ctx, wait) {
 				return ctx.Err()
 			}
 			continue
 		}
-		err = b.readSocket(ctx, conn, in)
-		helloed := b.connected.Swap(false)
+		err = s.read(ctx, conn, in)
+		helloed := s.connected.Swap(false)
 		in <- inbound{conn: conn, closeConn: true}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if helloed || errors.Is(err, errDisconnectRequested) {
-			failures = 0
-			b.log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
+			s.Backoff.Reset()
+			s.Log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
 			continue
 		}
 		// Dropped before Slack said hello: back off as for a failed
 		// connect, or a link that always drops would spin.
-		failures++
-		wait := connectBackoff(failures, err)
-		b.log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connection dropped before hello; retrying")
+		wait := connectWait(&s.Backoff, err)
+		s.Log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connection dropped before hello; retrying")
 		if !clock.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
@@ -188,10 +255,10 @@ var socketDialer = websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeT
 // openSocket asks Slack for a connection URL (each is single-use) and
 // dials it. Errors name the step; Slack's own refusals wrap
 // slack.SlackErrorResponse.
-func (b *Bot) openSocket(ctx context.Context) (*socketConn, error) {
+func (s *Socket) openSocket(ctx context.Context) (*socketConn, error) {
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	_, url, err := b.api.StartSocketModeContext(octx)
+	url, err := s.Open(octx)
 	if err != nil {
 		return nil, fmt.Errorf("apps.connections.open: %w", err)
 	}
@@ -220,20 +287,21 @@ func fatalConnectError(err error) bool {
 	return errors.As(err, &code) && code.Code == http.StatusNotFound
 }
 
-// connectBackoff is 1 s doubling to 30 s, or Slack's Retry-After.
-func connectBackoff(failures int, err error) time.Duration {
+// connectWait is the pause before the next connect: Slack's Retry-After
+// when it sent one, else b's next pause.
+func connectWait(b *backoff.Backoff, err error) time.Duration {
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) && rl.RetryAfter > 0 {
 		return rl.RetryAfter
 	}
-	return min(time.Second<<min(failures-1, 5), 30*time.Second)
+	return b.Next()
 }
 
-// readSocket reads frames until the connection fails, Slack asks for a
+// read reads frames until the connection fails, Slack asks for a
 // reconnect or ctx ends, and returns why. It acks each envelope that
 // cannot be a view_submission as soon as it has its id, then hands the
 // envelope to the dispatcher.
-func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) error {
+func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) error {
 	stop := context.AfterFunc(ctx, c.close)
 	defer stop()
 	ws := c.ws
@@ -257,18 +325,18 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 		frame := buf.Bytes()
 		id := envelopeID(frame)
 		if id == "" {
-			err := b.onControlFrame(frame)
+			err := s.onControlFrame(frame)
 			releaseFrame(buf)
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		b.stats.Envelopes.Add(1)
+		s.envelopes.Add(1)
 		f := inbound{conn: c, id: id, frame: buf}
 		if !mayNeedAckPayload(frame) {
 			if err := c.ack(id, nil); err != nil {
-				b.log.Warn().Err(err).Msg("ack failed")
+				s.Log.Warn().Err(err).Msg("ack failed")
 			}
 			f.acked = true
 		}
@@ -281,78 +349,70 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 	}
 }
 
-// onControlFrame handles a frame without an envelope: hello marks the bot
-// connected and tells it its app id; disconnect returns
+// onControlFrame handles a frame without an envelope: hello marks the
+// socket connected and tells the handler the app id; disconnect returns
 // errDisconnectRequested.
-func (b *Bot) onControlFrame(frame []byte) error {
+func (s *Socket) onControlFrame(frame []byte) error {
 	var req socketmode.Request
 	if err := json.Unmarshal(frame, &req); err != nil {
-		b.log.Warn().Err(err).Msg("socket mode frame that did not parse")
+		s.Log.Warn().Err(err).Msg("socket mode frame that did not parse")
 		return nil
 	}
 	switch req.Type {
 	case socketmode.RequestTypeHello:
-		if id := req.ConnectionInfo.AppID; id != "" {
-			b.appID.Store(&id)
-		}
-		b.connected.Store(true)
-		b.log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
+		s.Handler.Hello(req.ConnectionInfo.AppID)
+		s.connected.Store(true)
+		s.Log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
 	case socketmode.RequestTypeDisconnect:
 		return fmt.Errorf("%w (%s)", errDisconnectRequested, req.Reason)
 	}
 	return nil
 }
 
-// dispatch decodes an envelope, decides its ack (sent now unless the
-// reader sent it) and starts the work it calls for: in the ask's queue,
-// or at once for modals (their trigger is short). It decodes in a work
-// slot unless the dispatcher is behind.
-func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
+// dispatch decodes an envelope and hands an interactive one to the
+// handler; others are acked (unless the reader did). It decodes in a slot
+// unless the dispatcher is behind.
+func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	if f.closeConn {
 		f.conn.close()
 		return
 	}
-	if !behind {
-		if !b.slots.acquire(ctx) {
-			releaseFrame(f.frame)
-			b.ackLate(f, nil)
-			return
-		}
+	env := &Envelope{ID: f.id, conn: f.conn, acked: f.acked, log: s.Log}
+	slotted := !behind && s.Slots != nil
+	if slotted && !s.Slots.Acquire(ctx) {
+		releaseFrame(f.frame)
+		env.Ack(nil)
+		return
 	}
 	typ, cb, err := decodeEnvelope(f.frame.Bytes())
 	releaseFrame(f.frame) // the callback holds copies, not the frame's bytes
-	if !behind {
-		b.slots.release()
+	if slotted {
+		s.Slots.Release()
 	}
 	if typ != socketmode.RequestTypeInteractive {
-		b.ackLate(f, nil)
+		env.Ack(nil)
 		return
 	}
 	if err != nil {
-		b.ackLate(f, nil)
-		b.log.Warn().Err(err).Str("envelope", f.id).Msg("interactive payload that did not parse")
+		env.Ack(nil)
+		s.Log.Warn().Err(err).Str("envelope", f.id).Msg("interactive payload that did not parse")
 		return
 	}
-	ack, jobs := b.route(ctx, cb)
-	b.ackLate(f, ack)
+	env.Payload = cb
+	s.Handler.Interactive(ctx, env)
+}
+
+// Interactive implements EnvelopeHandler: the ack (validation errors of a
+// form, or nothing) is sent at once, then the work starts: a person act
+// in its ask's queue, a modal at once (its trigger is short).
+func (b *Bot) Interactive(ctx context.Context, env *Envelope) {
+	ack, jobs := b.route(ctx, env.Payload)
+	env.Ack(ack)
 	for _, j := range jobs {
 		if j.queue == "" {
 			b.handlers.Go(j.fn)
 		} else {
 			b.queue.submit(j.queue, j.fn)
 		}
-	}
-}
-
-// ackLate sends the ack of an envelope the reader did not ack already.
-func (b *Bot) ackLate(f inbound, payload any) {
-	if f.acked {
-		if payload != nil {
-			b.log.Error().Str("envelope", f.id).Msg("envelope acked before its ack payload was known")
-		}
-		return
-	}
-	if err := f.conn.ack(f.id, payload); err != nil {
-		b.log.Warn().Err(err).Msg("ack failed")
 	}
 }
