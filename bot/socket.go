@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,11 @@ const (
 	// behind it gets every core.
 	backlogged = 64
 )
+
+// DefaultMinLife: Slack refreshes a connection after hours, so one that
+// ends within seconds of its hello is a failing link (or a Slack that
+// disconnects at once), which must be backed off, not redialled in a loop.
+const DefaultMinLife = 10 * time.Second
 
 // errDisconnectRequested: Slack asked us to reconnect (refresh, warning).
 var errDisconnectRequested = errors.New("bot: slack asked to reconnect")
@@ -108,8 +114,13 @@ type Socket struct {
 	// Backoff paces reconnects after failures (zero: 1 s doubling to 30 s,
 	// jittered); Slack's Retry-After wins when it sends one.
 	Backoff backoff.Backoff
+	// MinLife is how long after hello a connection must last for its end
+	// to count as Slack's periodic refresh (zero: DefaultMinLife); one that
+	// ends sooner, by a disconnect or a cut, counts as a failed connect.
+	MinLife time.Duration
 
 	connected atomic.Bool
+	helloAt   time.Time // of the current connection; written by its reader
 	envelopes atomic.Int64
 }
 
@@ -235,15 +246,16 @@ func (s *Socket) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if helloed || errors.Is(err, errDisconnectRequested) {
+		minLife := cmp.Or(s.MinLife, DefaultMinLife)
+		if helloed && time.Since(s.helloAt) >= minLife {
 			s.Backoff.Reset()
 			s.Log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
 			continue
 		}
-		// Dropped before Slack said hello: back off as for a failed
+		// Dropped before hello, or soon after it: back off as for a failed
 		// connect, or a link that always drops would spin.
 		wait := connectWait(&s.Backoff, err)
-		s.Log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connection dropped before hello; retrying")
+		s.Log.Warn().Err(err).Bool("helloed", helloed).Dur("retry_in", wait).Msg("socket mode connection ended young; retrying")
 		if !clock.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
@@ -361,6 +373,7 @@ func (s *Socket) onControlFrame(frame []byte) error {
 	switch req.Type {
 	case socketmode.RequestTypeHello:
 		s.Handler.Hello(req.ConnectionInfo.AppID)
+		s.helloAt = time.Now()
 		s.connected.Store(true)
 		s.Log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
 	case socketmode.RequestTypeDisconnect:
