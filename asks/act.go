@@ -43,6 +43,9 @@ var (
 	ErrForeign = errors.New("asks: the act does not belong to the ask")
 	// ErrBadChoice: no such question or option, or text out of bounds.
 	ErrBadChoice = errors.New("asks: no such question or option")
+	// ErrNothingChosen: a Submit with nothing picked, skipped or typed on
+	// any question; the ask is left as it was.
+	ErrNothingChosen = errors.New("asks: nothing chosen yet")
 )
 
 // Internal outcomes of an act's compare-and-set function.
@@ -126,7 +129,8 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 // pressed — merged into the stored progress. Picks made on another
 // revision of the message than the record's are ignored, as are questions
 // without options; a question whose select was cleared loses its
-// selection (a skip or text stays).
+// selection (a skip or text stays). When nothing is chosen on any
+// question the ask stays pending: ErrNothingChosen.
 func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
 		if a.Rev == r.Rev {
@@ -143,6 +147,9 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 					r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{})
 				}
 			}
+		}
+		if !slices.ContainsFunc(r.Progress, interaction.Progress.Touched) {
+			return ErrNothingChosen // aborts the compare-and-set: nothing changes
 		}
 		s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
 		return nil

@@ -561,3 +561,31 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A Submit with nothing picked, skipped or typed on any question changes
+// nothing: the ask stays pending (issue 16.8).
+func TestSubmitWithNothingChosen(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{
+		yesNo("a"), {ID: "b", Question: "Why?"}}}})
+	before, _ := r.st.Get(ctx, ask.ID)
+	for name, picks := range map[string]map[int][]int{"no state": nil, "cleared select": {0: {}}} {
+		rec, err := r.svc.Submit(ctx, click(ask, alice), picks)
+		if !errors.Is(err, ErrNothingChosen) || rec.Status != interaction.StatusPending {
+			t.Fatalf("%s: %s %v", name, rec.Status, err)
+		}
+	}
+	if after, _ := r.st.Get(ctx, ask.ID); after.Version != before.Version {
+		t.Fatal("a Submit with nothing chosen changed the record")
+	}
+	// One skip is a choice: Submit then answers.
+	if _, err := r.svc.Skip(ctx, click(ask, alice), 1); err != nil {
+		t.Fatal(err)
+	}
+	act := click(ask, alice)
+	act.Rev = 2
+	if rec, err := r.svc.Submit(ctx, act, nil); err != nil || rec.Status != interaction.StatusAnswered {
+		t.Fatalf("after a skip: %s %v", rec.Status, err)
+	}
+}

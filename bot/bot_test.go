@@ -498,3 +498,28 @@ func TestWithdrawnWhilePostingStillUpdatesMessage(t *testing.T) {
 	}
 	r.waitFor("the late-posted message shows the withdrawal", r.messageHas(ask.TS, "ithdrawn"))
 }
+
+// Submit with nothing chosen tells the person so and leaves the ask
+// pending (issue 16.8).
+func TestSubmitWithNothingChosenTellsThePerson(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.fake.Person(alice).Click(r.ctx(), chanID, ask.TS, buttonFinder(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("told nothing is chosen", func() bool {
+		for _, e := range r.fake.Ephemerals(alice) {
+			if strings.Contains(e.Text, "Nothing chosen yet") {
+				return true
+			}
+		}
+		return false
+	})
+	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
+		t.Fatalf("a Submit with nothing chosen ended the ask: %+v", got)
+	}
+}

@@ -165,7 +165,7 @@ func TestSubmitWithBadStateEndsNothing(t *testing.T) {
 	}{
 		{"state values a list", `{"values":[1]}`, interaction.StatusPending},
 		{"state a number", `7`, interaction.StatusPending},
-		{"good state", `{"values":{}}`, interaction.StatusAnswered},
+		{"good state", `{"values":{"sa.afuzztarget.1.0.controls":{"sa.afuzztarget.1.0.select":{"type":"static_select","selected_option":{"value":"0"}}}}}`, interaction.StatusAnswered},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resetFuzzAsks(t, st)

@@ -101,6 +101,9 @@ func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, r
 	b.report(ctx, act, rec, err)
 }
 
+// nothingChosenNotice is the ephemeral for a Submit with nothing chosen.
+const nothingChosenNotice = "Nothing chosen yet: pick, skip or cancel."
+
 // report tells the person why their act changed nothing, when they should
 // know (the ask ended, they may not answer), and logs the rest.
 func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err error) {
@@ -108,6 +111,8 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 	case err == nil:
 	case errors.Is(err, asks.ErrEnded):
 		b.ephemeral(ctx, rec, act.By.ID, alreadyEndedNotice(rec))
+	case errors.Is(err, asks.ErrNothingChosen):
+		b.ephemeral(ctx, rec, act.By.ID, nothingChosenNotice)
 	case errors.Is(err, asks.ErrRefused):
 		b.ephemeral(ctx, rec, act.By.ID, "Sorry, you can't answer this question. "+whoMayAnswer(rec))
 	case errors.Is(err, asks.ErrForeign):

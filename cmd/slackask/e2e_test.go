@@ -270,6 +270,9 @@ func TestLateClick(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer thaw()
+	if _, err := h.fake.Person(alice).Select(ctx, channel, ask.TS, control(0, "select"), "yes"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.fake.Person(alice).Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
 		t.Fatal(err)
 	}
