@@ -128,8 +128,10 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 // index, the option indexes the message showed chosen when Submit was
 // pressed — merged into the stored progress. Picks made on another
 // revision of the message than the record's are ignored, as are questions
-// without options; a question whose select was cleared loses its
-// selection (a skip or text stays). When nothing is chosen on any
+// without options and option indexes that are not the question's (a
+// question whose picks are all impossible keeps its stored progress); a
+// question whose select was cleared loses its selection (a skip or text
+// stays). When nothing is chosen on any
 // question the ask stays pending: ErrNothingChosen.
 func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
@@ -139,6 +141,9 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 					continue
 				}
 				labels := pickLabels(r.Questions[q], idx)
+				if len(labels) == 0 && len(idx) > 0 {
+					continue // only impossible values: as if the select were not there
+				}
 				old := progressOf(r.Progress, q)
 				switch {
 				case len(labels) > 0:
@@ -321,18 +326,18 @@ func choose(qs []interaction.Question, q int, options []int) ([]string, error) {
 	return labels(qs[q], options), nil
 }
 
-// pickLabels returns the labels a Submit's picks name for q: for a
-// single-select question only the first pick counts; picks that are not
-// options are dropped.
+// pickLabels returns the labels a Submit's picks name for q: picks that
+// are not options are dropped (a client cannot send them), then for a
+// single-select question only the first counts.
 func pickLabels(q interaction.Question, idx []int) []string {
-	if !q.MultiSelect && len(idx) > 1 {
-		idx = idx[:1]
-	}
 	var ok []int
 	for _, j := range idx {
 		if j >= 0 && j < len(q.Options) {
 			ok = append(ok, j)
 		}
+	}
+	if !q.MultiSelect && len(ok) > 1 {
+		ok = ok[:1]
 	}
 	return labels(q, ok)
 }

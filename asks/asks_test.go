@@ -589,3 +589,37 @@ func TestSubmitWithNothingChosen(t *testing.T) {
 		t.Fatalf("after a skip: %s %v", rec.Status, err)
 	}
 }
+
+// A Submit's option values that are not the question's are ignored, not
+// answered as an empty selection: the stored pick stays; a Submit whose
+// picks are all impossible, with nothing else chosen, is nothing chosen
+// (issue 14.8).
+func TestSubmitIgnoresImpossiblePicks(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: twoQuestions()})
+	if _, err := r.svc.Submit(ctx, click(ask, alice), map[int][]int{0: {7}, 1: {-1, 99}}); !errors.Is(err, ErrNothingChosen) {
+		t.Fatalf("all impossible: %v", err)
+	}
+	if _, err := r.svc.Select(ctx, click(ask, alice), 0, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.svc.Submit(ctx, click(ask, alice), map[int][]int{0: {7}, 1: {-1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustAnswer(rec); got != "[no] [yes]" {
+		t.Fatalf("answer %s, want the stored pick kept and the possible one taken", got)
+	}
+}
+
+func mustAnswer(rec Record) string {
+	if rec.Answer == nil {
+		return "<none>"
+	}
+	var parts []string
+	for _, it := range rec.Answer.Answers {
+		parts = append(parts, fmt.Sprint(it.Selected))
+	}
+	return fmt.Sprint(parts[0], " ", parts[1])
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,9 +108,30 @@ func belongs(cb *callback, rec store.Record) bool {
 	return false
 }
 
+// apiCalls counts the Web API calls made to fuzzBot's Slack, by method.
+type apiCalls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *apiCalls) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
 func fuzzBot(tb testing.TB) (*Bot, store.Store) {
+	b, st, _ := fuzzBotCounting(tb)
+	return b, st
+}
+
+func fuzzBotCounting(tb testing.TB) (*Bot, store.Store, *apiCalls) {
 	tb.Helper()
+	calls := &apiCalls{n: map[string]int{}}
 	slackAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.mu.Lock()
+		calls.n[strings.TrimPrefix(r.URL.Path, "/")]++
+		calls.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true,"channel":"C0TEST","ts":"1700000000.000200"}`))
 	}))
@@ -137,7 +159,7 @@ func fuzzBot(tb testing.TB) (*Bot, store.Store) {
 			tb.Fatal(err)
 		}
 	}
-	return b, st
+	return b, st, calls
 }
 
 func resetFuzzAsks(tb testing.TB, st store.Store) {
@@ -183,6 +205,41 @@ func TestSubmitWithBadStateEndsNothing(t *testing.T) {
 			}
 			if rec.Status != c.want {
 				t.Fatalf("status %s, want %s", rec.Status, c.want)
+			}
+		})
+	}
+}
+
+// A forged block_actions payload with many actions is handled as Slack
+// would send it, with its first action only: 300 "Other…" clicks open one
+// modal, 300 Cancels of asks the person may not answer post one
+// ephemeral (issue 14.8).
+func TestOneActionPerPayload(t *testing.T) {
+	for _, c := range []struct {
+		kind, method string
+	}{{"other", "views.open"}, {"cancel", "chat.postEphemeral"}} {
+		t.Run(c.kind, func(t *testing.T) {
+			b, st, calls := fuzzBotCounting(t)
+			if c.kind == "cancel" { // bob may not answer: each Cancel would be refused with an ephemeral
+				if _, err := st.Update(context.Background(), fuzzAsk, func(r *store.Record) error { r.Responders = []string{"U0BOB"}; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var actions []string
+			for range 300 {
+				actions = append(actions, `{"type":"button","action_id":"sa.afuzztarget.1.0.`+c.kind+`","block_id":"sa.afuzztarget.1.0.controls"}`)
+			}
+			payload := `{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"trigger_id":"1.2.3","container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"actions":[` + strings.Join(actions, ",") + `]}`
+			cb, err := decodeInteractive([]byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, jobs := b.route(context.Background(), cb)
+			for _, j := range jobs {
+				j.fn()
+			}
+			if n := calls.count(c.method); n != 1 {
+				t.Fatalf("%d %s calls, want 1", n, c.method)
 			}
 		})
 	}

@@ -36,26 +36,29 @@ func (b *Bot) route(ctx context.Context, cb *callback) (ack any, jobs []job) {
 	}
 }
 
+// blockActionJobs returns the work of a block_actions payload: that of its
+// first action. Slack sends one action per click; a payload with more is
+// forged, and its other actions are dropped (logged), so that it cannot
+// fan out into one views.open or ephemeral per action.
 func (b *Bot) blockActionJobs(ctx context.Context, cb *callback) []job {
-	var jobs []job
-	for _, a := range cb.blockActions {
-		if a == nil {
-			continue
-		}
-		ref, err := blocks.ParseActionID(a.ActionID)
-		if err != nil {
-			b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
-			continue
-		}
-		act := *a
-		switch ref.Kind {
-		case blocks.KindOther, blocks.KindDetails:
-			jobs = append(jobs, job{fn: func() { b.openModal(ctx, cb, ref) }})
-		default:
-			jobs = append(jobs, job{queue: ref.AskID, fn: func() { b.onAction(ctx, cb, act, ref) }})
-		}
+	if len(cb.blockActions) == 0 || cb.blockActions[0] == nil {
+		return nil
 	}
-	return jobs
+	if n := len(cb.blockActions); n > 1 {
+		b.log.Warn().Int("actions", n).Str("user", trim(cb.User.ID)).Msg("block_actions payload with more than one action; only the first is handled")
+	}
+	a := *cb.blockActions[0]
+	ref, err := blocks.ParseActionID(a.ActionID)
+	if err != nil {
+		b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
+		return nil
+	}
+	switch ref.Kind {
+	case blocks.KindOther, blocks.KindDetails:
+		return []job{{fn: func() { b.openModal(ctx, cb, ref) }}}
+	default:
+		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, cb, a, ref) }}}
+	}
 }
 
 // actOf is the lifecycle's view of a payload acting on ask askID: from the
