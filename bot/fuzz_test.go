@@ -55,9 +55,9 @@ func FuzzPayload(f *testing.F) {
 			return
 		}
 		resetFuzzAsks(t, st)
-		ack, jobs := b.route(ctx, cb)
-		for _, j := range jobs {
-			j.fn()
+		ack, settled := handle(b, cb)
+		if !settled {
+			t.Fatalf("payload never acked nor dropped: %s", data)
 		}
 		if ack != nil {
 			if raw, err := json.Marshal(ack); err != nil || len(raw) >= 20480 {
@@ -84,14 +84,23 @@ func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 		resetFuzzAsks(t, st)
-		_, jobs := b.route(context.Background(), cb)
-		for _, j := range jobs {
-			j.fn()
-		}
+		_, _ = handle(b, cb)
 		if rec, _ := st.Get(context.Background(), fuzzAsk); rec.Status.Ended() {
 			t.Fatalf("seed ended the ask: %s", s)
 		}
 	}
+}
+
+// handle routes cb as the socket does, runs the work it calls for and
+// what follows its ack, and returns the ack's payload and whether the
+// envelope was settled (acked or dropped).
+func handle(b *Bot, cb *callback) (ack any, settled bool) {
+	env := &Envelope{Payload: cb, ackFn: func(p any) error { ack = p; return nil }, log: b.log}
+	for _, j := range b.route(context.Background(), env) {
+		j.fn()
+	}
+	b.handlers.Wait()
+	return ack, env.settled.Load()
 }
 
 // belongs reports whether a block_actions payload legitimately targets rec.
@@ -195,10 +204,7 @@ func TestSubmitWithBadStateEndsNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, jobs := b.route(ctx, cb)
-			for _, j := range jobs {
-				j.fn()
-			}
+			_, _ = handle(b, cb)
 			rec, err := st.Get(ctx, fuzzAsk)
 			if err != nil {
 				t.Fatal(err)
@@ -234,10 +240,7 @@ func TestOneActionPerPayload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, jobs := b.route(context.Background(), cb)
-			for _, j := range jobs {
-				j.fn()
-			}
+			_, _ = handle(b, cb)
 			if n := calls.count(c.method); n != 1 {
 				t.Fatalf("%d %s calls, want 1", n, c.method)
 			}

@@ -12,27 +12,35 @@ import (
 	"github.com/slackask/slackask/interaction"
 )
 
-// job is work that follows an ack: run in the named ask's queue, or, with
-// no queue, at once.
+// job is the work of a payload: run in the named ask's queue (one ask's
+// acts are applied in the order they came), or, with no queue, at once.
 type job struct {
 	queue string
 	fn    func()
 }
 
-// route decides, without I/O, the ack of an interactive payload and the
-// work it calls for.
-func (b *Bot) route(ctx context.Context, cb *callback) (ack any, jobs []job) {
+// route decides, without I/O, what a payload calls for. Payloads that
+// change nothing are settled here; a person act is a job that acks its
+// envelope once the lifecycle stored the change (commit, then ack), and
+// leaves the Slack calls that follow (ephemerals; message updates are the
+// lifecycle's) to run after the ack, outside the ask's queue. An "Other…"
+// or "Details" click is acked at once: its views.open needs only the
+// trigger, and stores nothing.
+func (b *Bot) route(ctx context.Context, env *Envelope) []job {
+	cb := env.Payload
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
-		return nil, b.blockActionJobs(ctx, cb)
+		return b.blockActionJobs(ctx, env)
 	case slack.InteractionTypeViewSubmission:
 		sub, resp := b.checkSubmission(cb)
-		if sub != nil {
-			jobs = append(jobs, job{queue: sub.meta.askID, fn: func() { b.onCustom(ctx, cb, *sub) }})
+		if sub == nil {
+			env.Ack(resp)
+			return nil
 		}
-		return resp, jobs
+		return []job{{queue: sub.meta.askID, fn: func() { b.onCustom(ctx, env, *sub) }}}
 	default: // view_closed, shortcuts, …: nothing to do
-		return nil, nil
+		env.Ack(nil)
+		return nil
 	}
 }
 
@@ -40,8 +48,10 @@ func (b *Bot) route(ctx context.Context, cb *callback) (ack any, jobs []job) {
 // first action. Slack sends one action per click; a payload with more is
 // forged, and its other actions are dropped (logged), so that it cannot
 // fan out into one views.open or ephemeral per action.
-func (b *Bot) blockActionJobs(ctx context.Context, cb *callback) []job {
+func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
+	cb := env.Payload
 	if len(cb.blockActions) == 0 || cb.blockActions[0] == nil {
+		env.Ack(nil)
 		return nil
 	}
 	if n := len(cb.blockActions); n > 1 {
@@ -51,13 +61,15 @@ func (b *Bot) blockActionJobs(ctx context.Context, cb *callback) []job {
 	ref, err := blocks.ParseActionID(a.ActionID)
 	if err != nil {
 		b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
+		env.Ack(nil)
 		return nil
 	}
 	switch ref.Kind {
 	case blocks.KindOther, blocks.KindDetails:
+		env.Ack(nil)
 		return []job{{fn: func() { b.openModal(ctx, cb, ref) }}}
 	default:
-		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, cb, a, ref) }}}
+		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, env, a, ref) }}}
 	}
 }
 
@@ -75,7 +87,8 @@ func actOf(cb *callback, askID string, rev int, form bool) asks.Act {
 	return a
 }
 
-func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, ref blocks.Ref) {
+func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, ref blocks.Ref) {
+	cb := env.Payload
 	act := actOf(cb, ref.AskID, ref.Rev, false)
 	var rec asks.Record
 	var err error
@@ -83,6 +96,7 @@ func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, r
 	case blocks.KindSelect:
 		options, verr := actionOptions(&a)
 		if verr != nil {
+			env.Ack(nil)
 			b.log.Warn().Err(verr).Str("ask", ref.AskID).Msg("select with bad values")
 			return
 		}
@@ -92,6 +106,7 @@ func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, r
 	case blocks.KindSubmit:
 		state, serr := cb.blockState()
 		if serr != nil { // as a payload that does not parse: nothing happens
+			env.Ack(nil)
 			b.log.Warn().Err(serr).Str("ask", ref.AskID).Msg("submit whose state did not parse")
 			return
 		}
@@ -99,16 +114,48 @@ func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, r
 	case blocks.KindCancel:
 		rec, err = b.svc.Cancel(ctx, act)
 	default:
+		env.Ack(nil)
 		return
 	}
-	b.report(ctx, act, rec, err)
+	b.settle(ctx, env, act, rec, err)
+}
+
+// settle acks a person act's envelope once the lifecycle call returned:
+// its change is stored, or it was refused and there is nothing to store.
+// A change that could not be stored (the store failed, the process is
+// stopping) is left unacked, so that Slack tells the person it failed
+// rather than the click being lost silently. What follows the ack (telling
+// the person why nothing changed) runs on its own, so the ask's next act
+// does not wait for Slack.
+func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.Record, err error) {
+	if err != nil && !refusal(err) {
+		env.Drop()
+		b.log.Error().Err(err).Str("ask", trim(act.AskID)).Msg("action failed")
+		return
+	}
+	env.Ack(nil)
+	if err != nil {
+		b.handlers.Go(func() { b.report(ctx, act, rec, err) })
+	}
+}
+
+// refusal reports whether err is the lifecycle judging an act (it changed
+// nothing, on purpose) rather than failing to store it.
+func refusal(err error) bool {
+	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return interaction.ErrorCode(err) == interaction.NotFound
 }
 
 // nothingChosenNotice is the ephemeral for a Submit with nothing chosen.
 const nothingChosenNotice = "Nothing chosen yet: pick, skip or cancel."
 
 // report tells the person why their act changed nothing, when they should
-// know (the ask ended, they may not answer), and logs the rest.
+// know (the ask ended, they may not answer, nothing chosen), and logs the
+// rest.
 func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err error) {
 	switch {
 	case err == nil:

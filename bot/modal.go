@@ -113,8 +113,10 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.CustomBlockID: msg})
 }
 
-func (b *Bot) onCustom(ctx context.Context, cb *callback, sub submission) {
-	act := actOf(cb, sub.meta.askID, -1, true)
+// onCustom stores a form's "Other" text, then acks the submission (which
+// closes the form).
+func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
+	act := actOf(env.Payload, sub.meta.askID, -1, true)
 	rec, err := b.svc.Other(ctx, act, sub.meta.q, sub.text)
-	b.report(ctx, act, rec, err)
+	b.settle(ctx, env, act, rec, err)
 }

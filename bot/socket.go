@@ -31,6 +31,11 @@ import (
 // envelope as soon as it has read its id, and only a view_submission, whose
 // ack may carry validation errors, waits for its payload to be decoded and
 // judged by the handler.
+//
+// An envelope that may ask for a change (block_actions, view_submission)
+// is acked by the handler only once the change is stored: Slack never
+// resends an acked payload, so an ack before the store could lose a click
+// to a crash.
 const (
 	// pingTimeout: Slack pings every few seconds; with no frame and no
 	// ping for this long the connection is taken for dead (as slack-go).
@@ -42,6 +47,9 @@ const (
 	// maxFrameBytes caps one frame from Slack (a 50-block message and its
 	// state are well under 1 MB).
 	maxFrameBytes = 8 << 20
+	// settleWait bounds how long an ended connection stays open for the
+	// acks of envelopes read from it (Slack's own limit is 3 s).
+	settleWait = 5 * time.Second
 	// inboundBuffer is how many read envelopes may wait for the dispatcher
 	// before the reader stops reading.
 	inboundBuffer = 1024
@@ -64,10 +72,11 @@ var errDisconnectRequested = errors.New("bot: slack asked to reconnect")
 type EnvelopeHandler interface {
 	// Hello is called for each hello, with the app id Slack announces.
 	Hello(appID string)
-	// Interactive handles an interactive envelope: it must Ack env exactly
-	// once (the socket already did when env.Acked()), from any goroutine.
-	// It is called by one goroutine in read order, so it must not wait
-	// for I/O itself.
+	// Interactive handles an interactive envelope. It must settle env
+	// exactly once, from any goroutine: Ack it once what it asks for is
+	// stored (Slack never resends an acked payload), or Drop it unacked
+	// when that failed (Slack then tells the person). It is called by one
+	// goroutine in read order, so it must not wait for I/O itself.
 	Interactive(ctx context.Context, env *Envelope)
 }
 
@@ -75,29 +84,50 @@ type EnvelopeHandler interface {
 type Envelope struct {
 	ID      string
 	Payload *callback
-	conn    *socketConn
-	acked   bool
+	// ackFn writes the ack; nil once the reader acked the envelope as it
+	// read it (its ack could carry nothing and it asks for no change).
+	ackFn   func(payload any) error
+	settled atomic.Bool
+	release func() // tells the connection the envelope is settled
 	log     zerolog.Logger
 }
 
-// Acked reports whether the socket acked the envelope as it read it (its
-// ack could carry nothing).
-func (e *Envelope) Acked() bool { return e.acked }
-
-// Ack answers the envelope, with payload as the ack's payload (nil: none).
-// For an envelope the socket acked already it does nothing (a payload is
-// then logged as lost).
+// Ack answers the envelope, with payload as the ack's payload (nil:
+// none). For an envelope the reader acked already it does nothing (a
+// payload is then logged as lost); a second settling is logged.
 func (e *Envelope) Ack(payload any) {
-	if e.acked {
+	if e.ackFn == nil {
 		if payload != nil {
 			e.log.Error().Str("envelope", e.ID).Msg("envelope acked before its ack payload was known")
 		}
 		return
 	}
-	e.acked = true
-	if err := e.conn.ack(e.ID, payload); err != nil {
+	if !e.settle() {
+		return
+	}
+	if err := e.ackFn(payload); err != nil {
 		e.log.Warn().Err(err).Msg("ack failed")
 	}
+}
+
+// Drop settles the envelope without an ack: what it asked for could not
+// be stored, and Slack shows the person an error instead of a silent
+// loss.
+func (e *Envelope) Drop() {
+	if e.ackFn != nil && e.settle() {
+		e.log.Warn().Str("envelope", e.ID).Msg("envelope left unacked: its change was not stored")
+	}
+}
+
+func (e *Envelope) settle() bool {
+	if e.settled.Swap(true) {
+		e.log.Error().Str("envelope", e.ID).Msg("envelope settled twice")
+		return false
+	}
+	if e.release != nil {
+		e.release()
+	}
+	return true
 }
 
 // Socket keeps one Socket Mode connection open and hands what it reads
@@ -131,11 +161,55 @@ func (s *Socket) Connected() bool { return s.connected.Load() }
 func (s *Socket) Envelopes() int64 { return s.envelopes.Load() }
 
 // socketConn is one Socket Mode websocket. One goroutine reads; acks are
-// written by the reader and by the dispatcher, one at a time under wmu.
+// written by the reader and by the handler's goroutines, one at a time
+// under wmu.
 type socketConn struct {
 	ws   *websocket.Conn
 	wmu  sync.Mutex
 	once sync.Once
+
+	mu        sync.Mutex
+	unsettled int           // envelopes handed over and not yet acked or dropped
+	idle      chan struct{} // closed when unsettled drops to 0 while closing
+}
+
+// track counts an envelope handed over unacked; the func it returns
+// counts it settled.
+func (c *socketConn) track() (release func()) {
+	c.mu.Lock()
+	c.unsettled++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.unsettled--
+		if c.unsettled == 0 && c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
+	}
+}
+
+// closeWhenSettled closes the connection once every envelope read from it
+// is settled (their acks go out on it), or after at most maxWait, or when
+// ctx ends.
+func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration) {
+	defer c.close()
+	c.mu.Lock()
+	if c.unsettled == 0 {
+		c.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	c.idle = idle
+	c.mu.Unlock()
+	t := time.NewTimer(maxWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // ack answers an envelope, with payload as the ack's payload (nil: none).
@@ -197,7 +271,7 @@ func releaseFrame(buf *bytes.Buffer) {
 
 // inbound is an envelope read from a connection, on its way to the
 // dispatcher; closeConn instead asks the dispatcher to close conn once
-// everything read from it before has been handled (and acked).
+// everything read from it before has been handed over and settled.
 type inbound struct {
 	conn      *socketConn
 	id        string
@@ -212,15 +286,20 @@ type inbound struct {
 // refuses the app token.
 func (s *Socket) Run(ctx context.Context) error {
 	in := make(chan inbound, inboundBuffer)
-	var dispatcher sync.WaitGroup
+	var dispatcher, closers sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
+			if f.closeConn {
+				closers.Go(func() { f.conn.closeWhenSettled(ctx, settleWait) })
+				continue
+			}
 			s.dispatch(ctx, f, len(in) >= backlogged)
 		}
 	})
 	defer func() {
 		close(in)
 		dispatcher.Wait()
+		closers.Wait()
 		s.connected.Store(false)
 	}()
 	for {
@@ -346,7 +425,7 @@ func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) err
 		}
 		s.envelopes.Add(1)
 		f := inbound{conn: c, id: id, frame: buf}
-		if !mayNeedAckPayload(frame) {
+		if !ackAfterDecode(frame) {
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
@@ -386,15 +465,16 @@ func (s *Socket) onControlFrame(frame []byte) error {
 // handler; others are acked (unless the reader did). It decodes in a slot
 // unless the dispatcher is behind.
 func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
-	if f.closeConn {
-		f.conn.close()
-		return
+	env := &Envelope{ID: f.id, log: s.Log}
+	if !f.acked {
+		conn, id := f.conn, f.id
+		env.ackFn = func(payload any) error { return conn.ack(id, payload) }
+		env.release = conn.track()
 	}
-	env := &Envelope{ID: f.id, conn: f.conn, acked: f.acked, log: s.Log}
 	slotted := !behind && s.Slots != nil
 	if slotted && !s.Slots.Acquire(ctx) {
 		releaseFrame(f.frame)
-		env.Ack(nil)
+		env.Drop() // stopping: not handled, so not acked
 		return
 	}
 	typ, cb, err := decodeEnvelope(f.frame.Bytes())
@@ -415,13 +495,10 @@ func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	s.Handler.Interactive(ctx, env)
 }
 
-// Interactive implements EnvelopeHandler: the ack (validation errors of a
-// form, or nothing) is sent at once, then the work starts: a person act
-// in its ask's queue, a modal at once (its trigger is short).
+// Interactive implements EnvelopeHandler: it routes the payload and
+// starts the work (see route), which settles env.
 func (b *Bot) Interactive(ctx context.Context, env *Envelope) {
-	ack, jobs := b.route(ctx, env.Payload)
-	env.Ack(ack)
-	for _, j := range jobs {
+	for _, j := range b.route(ctx, env) {
 		if j.queue == "" {
 			b.handlers.Go(j.fn)
 		} else {
