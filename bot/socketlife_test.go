@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,5 +96,86 @@ func TestSocketRefreshAfterALongLifeReconnectsAtOnce(t *testing.T) {
 	opens, _ := runSocketFor(t, srv, 50*time.Millisecond, 1500*time.Millisecond)
 	if opens < 4 {
 		t.Fatalf("apps.connections.open called %d times in 1.5 s of 150 ms connections, want a reconnect after each (no backoff)", opens)
+	}
+}
+
+// lateAcker is an EnvelopeHandler that acks each interactive envelope
+// only once release is closed, as a person act does after its store write.
+type lateAcker struct {
+	release chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+}
+
+func (h *lateAcker) open() { h.once.Do(func() { close(h.release) }) }
+
+func (h *lateAcker) Hello(string) {}
+func (h *lateAcker) Interactive(_ context.Context, e *Envelope) {
+	h.wg.Go(func() {
+		<-h.release
+		e.Ack(nil)
+	})
+}
+
+// A connection that Slack ends stays open for the acks of the envelopes
+// read from it before: an act stored after the disconnect is still acked,
+// on the connection its envelope came on.
+func TestSocketKeepsAnEndedConnectionForItsAcks(t *testing.T) {
+	acks := make(chan string, 4)
+	upgrader := websocket.Upgrader{}
+	var opens atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		if opens.Add(1) > 1 {
+			_, _, _ = ws.ReadMessage() // later connections: wait to be closed
+			return
+		}
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello","num_connections":1}`))
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"envelope_id":"e1","type":"interactive","payload":{"type":"block_actions","actions":[]}}`))
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"disconnect","reason":"refresh_requested"}`))
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			acks <- string(data)
+		}
+	}))
+	defer srv.Close()
+	h := &lateAcker{release: make(chan struct{})}
+	s := &Socket{Handler: h, Log: zerolog.Nop(), Open: func(context.Context) (string, error) {
+		return "ws" + strings.TrimPrefix(srv.URL, "http"), nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		h.open()
+		cancel()
+		<-done
+		h.wg.Wait()
+	}()
+	// The socket dials again once the reader has ended the first
+	// connection (after the young-connection backoff).
+	deadline := time.Now().Add(5 * time.Second)
+	for opens.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the socket never reconnected")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.open()
+	select {
+	case a := <-acks:
+		if !strings.Contains(a, `"envelope_id":"e1"`) {
+			t.Fatalf("frame %s, want the ack of e1", a)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the ack of an envelope read before the disconnect never reached Slack")
 	}
 }
