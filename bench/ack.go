@@ -18,54 +18,82 @@ const (
 	targetFloor    = "floor"
 	targetBolt     = "bolt"
 	targetWire     = "wire"
+	// targetOld is the build slackask is compared with (BENCH_OLD_BIN).
+	targetOld = "slackask-old"
 )
+
+// isSlackask reports whether target is a build of slackask (which posts
+// its own asks and acts on each envelope) rather than an acker.
+func isSlackask(target string) bool { return target == targetSlackask || target == targetOld }
+
+// ackRun says what one ack benchmark runs: the targets, taking turns in
+// a rotated order each repetition, the rates, and whether each slackask
+// build also measures answer latency.
+type ackRun struct {
+	targets []string
+	rates   []int
+	answers bool
+}
 
 // ackResults holds, per target and rate, one loadResult per repetition,
 // and slackask's answer latencies per repetition.
 type ackResults struct {
 	runs    map[string]map[int][]loadResult
-	answers []latency // Submit envelope written → caller has the answer
+	answers map[string][]latency // per slackask build: Submit envelope written → caller has the answer
 	// answersClick: Submit pressed (the fake builds the payload) → answer.
-	answersClick []latency
+	answersClick map[string][]latency
 	errs         map[string]string // target → why it could not run
 	asks         int               // asks the envelopes act on
 }
 
-// ackBench measures ack latency of slackask, the floor and Bolt against
-// one fake, interleaving the targets across repetitions so that drift in
-// the machine's load hits all three alike. While slackask runs, it also
-// measures answer latency.
-func (r *rig) ackBench(ctx context.Context) (*ackResults, error) {
+// newAckResults returns empty results.
+func newAckResults() *ackResults {
+	return &ackResults{runs: map[string]map[int][]loadResult{}, errs: map[string]string{},
+		answers: map[string][]latency{}, answersClick: map[string][]latency{}}
+}
+
+// ackBench measures ack latency of run's targets against one fake,
+// rotating their order across repetitions so that drift in the machine's
+// load hits all alike. Each slackask build posts its own asks, in its own
+// database (an old build may not read a newer schema); the ackers replay
+// the new build's payloads.
+func (r *rig) ackBench(ctx context.Context, run ackRun) (*ackResults, error) {
 	fake, err := newFake(slackfake.Config{})
 	if err != nil {
 		return nil, err
 	}
 	defer fake.Close()
-	res := &ackResults{runs: map[string]map[int][]loadResult{}, errs: map[string]string{}}
-	db := filepath.Join(r.dir, "ack.db")
-	defer os.Remove(db)
-	payloads, err := r.ackSetup(ctx, fake, db)
-	if err != nil {
-		return res, fmt.Errorf("ack benchmark setup: %w", err)
-	}
+	res := newAckResults()
 	res.asks = r.cfg.ackAsks
-	orders := [][]string{
-		{targetSlackask, targetFloor, targetBolt, targetWire},
-		{targetFloor, targetBolt, targetWire, targetSlackask},
-		{targetBolt, targetWire, targetSlackask, targetFloor},
+	dbs := map[string]string{}
+	payloads := map[string][]json.RawMessage{}
+	for _, t := range run.targets {
+		if !isSlackask(t) {
+			continue
+		}
+		dbs[t] = filepath.Join(r.dir, "ack-"+t+".db")
+		defer removeDB(dbs[t])
+		if payloads[t], err = r.ackSetup(ctx, fake, dbs[t], t); err != nil {
+			return res, fmt.Errorf("ack benchmark setup (%s): %w", t, err)
+		}
 	}
 	for rep := range r.cfg.reps {
-		for _, target := range orders[rep%len(orders)] {
-			if _, failed := res.errs[target]; failed || (len(r.cfg.targets) > 0 && !r.cfg.targets[target]) {
+		for i := range run.targets {
+			target := run.targets[(i+rep)%len(run.targets)]
+			if _, failed := res.errs[target]; failed {
 				continue
 			}
-			err := r.ackTarget(ctx, fake, target, db, payloads, res)
+			pl := payloads[target]
+			if pl == nil {
+				pl = payloads[targetSlackask]
+			}
+			err := r.ackTarget(ctx, fake, target, dbs[target], pl, res, run)
 			if err != nil {
 				if ctx.Err() != nil {
 					return res, ctx.Err()
 				}
-				if target == targetSlackask {
-					return res, fmt.Errorf("ack benchmark, slackask: %w", err)
+				if isSlackask(target) {
+					return res, fmt.Errorf("ack benchmark, %s: %w", target, err)
 				}
 				r.logf("  %s: %v (skipped from now on)", target, err)
 				res.errs[target] = err.Error()
@@ -75,11 +103,29 @@ func (r *rig) ackBench(ctx context.Context) (*ackResults, error) {
 	return res, nil
 }
 
+// removeDB removes a SQLite database and its WAL files.
+func removeDB(db string) {
+	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
+		_ = os.Remove(db + suffix)
+	}
+}
+
+// ackTargets is the targets of the ack part: BENCH_TARGETS, or all four.
+func (c config) ackTargets() []string {
+	var out []string
+	for _, t := range []string{targetSlackask, targetFloor, targetBolt, targetWire} {
+		if len(c.targets) == 0 || c.targets[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // ackSetup has slackask post the asks the envelopes act on (so that it
 // knows them and does its real work for each envelope), then captures the
 // envelopes' payloads (see capturePayloads).
-func (r *rig) ackSetup(ctx context.Context, fake *slackfake.Server, db string) ([]json.RawMessage, error) {
-	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+func (r *rig) ackSetup(ctx context.Context, fake *slackfake.Server, db, variant string) ([]json.RawMessage, error) {
+	p, err := r.startSlackask(fake, slackaskOpts{db: db, variant: variant})
 	if err != nil {
 		return nil, err
 	}
@@ -105,24 +151,27 @@ func (r *rig) ackSetup(ctx context.Context, fake *slackfake.Server, db string) (
 	return capturePayloads(ctx, fake, msgs, 4*len(msgs))
 }
 
-// ackTarget starts one target, loads it at every rate and stops it; for
-// slackask it measures answer latency first.
-func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, res *ackResults) error {
-	var (
-		p   *proc
-		err error
-		a   *api
-	)
+// startTarget starts an ack target; a slackask build runs on db.
+func (r *rig) startTarget(fake *slackfake.Server, target, db string, wrap ...string) (*proc, error) {
 	switch target {
-	case targetSlackask:
-		p, err = r.startSlackask(fake, slackaskOpts{db: db})
+	case targetSlackask, targetOld:
+		return r.startSlackask(fake, slackaskOpts{db: db, variant: target, wrap: wrap})
 	case targetFloor:
-		p, err = r.startFloor(fake)
+		return r.startFloor(fake, wrap...)
 	case targetBolt:
-		p, err = r.startBolt(fake)
+		return r.startBolt(fake)
 	case targetWire:
-		p, err = r.startWire(fake)
+		return r.startWire(fake, wrap...)
 	}
+	return nil, fmt.Errorf("unknown target %q", target)
+}
+
+// ackTarget starts one target, loads it at every rate of run and stops
+// it; for a slackask build it measures answer latency first (when run
+// asks for it).
+func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, res *ackResults, run ackRun) error {
+	var a *api
+	p, err := r.startTarget(fake, target, db)
 	if err != nil {
 		return err
 	}
@@ -133,7 +182,7 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 		_ = p.stop()
 		_ = waitConnections(context.Background(), fake, 0, 10*time.Second)
 	}()
-	if target == targetSlackask {
+	if isSlackask(target) {
 		if _, err := p.waitReady(30 * time.Second); err != nil {
 			return err
 		}
@@ -147,7 +196,7 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 	if w := runLoad(ctx, fake, p.cmd.Process.Pid, 100, r.cfg.warmup, action); w.errors > 0 {
 		return fmt.Errorf("warm-up: %d of %d envelopes failed, first: %v\n%s", w.errors, w.sent, w.firstErr, p.tailText())
 	}
-	if target == targetSlackask {
+	if isSlackask(target) && run.answers && r.cfg.answers > 0 {
 		// Answer latency first, on a quiet process.
 		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
 		if p.pprofAddr != "" && os.Getenv("BENCH_TRACE") != "" {
@@ -159,11 +208,11 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 			return fmt.Errorf("answer latency: %w\n%s", err, p.tailText())
 		}
 		s, c := summarize(lat), summarize(click)
-		res.answers = append(res.answers, s)
-		res.answersClick = append(res.answersClick, c)
-		r.logf("  answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms (from the click: p50 %s ms, p99 %s ms)", s.N, ms(s.P50), ms(s.P99), ms(s.Max), ms(c.P50), ms(c.P99))
+		res.answers[target] = append(res.answers[target], s)
+		res.answersClick[target] = append(res.answersClick[target], c)
+		r.logf("  %s answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms (from the click: p50 %s ms, p99 %s ms)", target, s.N, ms(s.P50), ms(s.P99), ms(s.Max), ms(c.P50), ms(c.P99))
 	}
-	for _, rate := range r.cfg.rates {
+	for _, rate := range run.rates {
 		// Each rate starts on a quiet target: the work slackask queued
 		// after acking the previous rate's envelopes is done.
 		waitIdle(p.cmd.Process.Pid, r.cfg.pause)

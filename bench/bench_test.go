@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,9 +163,9 @@ func TestBenchSmoke(t *testing.T) {
 	defer fake.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res := &ackResults{runs: map[string]map[int][]loadResult{}, errs: map[string]string{}}
+	res := newAckResults()
 	db := filepath.Join(dir, "smoke.db")
-	payloads, err := r.ackSetup(ctx, fake, db)
+	payloads, err := r.ackSetup(ctx, fake, db, targetSlackask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("%d payloads captured", len(payloads))
 	}
 	for _, target := range []string{targetSlackask, targetFloor, targetWire} {
-		if err := r.ackTarget(ctx, fake, target, db, payloads, res); err != nil {
+		if err := r.ackTarget(ctx, fake, target, db, payloads, res, ackRun{rates: cfg.rates, answers: true}); err != nil {
 			t.Fatalf("%s: %v", target, err)
 		}
 		lr := res.runs[target][50][0]
@@ -180,10 +181,48 @@ func TestBenchSmoke(t *testing.T) {
 			t.Fatalf("%s: acked %d of 50, %d errors (first: %v)", target, lr.lat.N, lr.errors, lr.firstErr)
 		}
 	}
-	if len(res.answers) != 1 || res.answers[0].N != 5 || len(res.answersClick) != 1 || res.answersClick[0].P50 < res.answers[0].P50 {
+	ans, clicks := res.answers[targetSlackask], res.answersClick[targetSlackask]
+	if len(ans) != 1 || ans[0].N != 5 || len(clicks) != 1 || clicks[0].P50 < ans[0].P50 {
 		t.Fatalf("answer samples: %+v", res.answers)
 	}
 	if md := (&report{Ack: res, cfg: cfg, Reps: 1}).markdown(); len(md) == 0 {
 		t.Fatal("empty report")
+	}
+}
+
+func TestParseCallgrindTotal(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nsummary: 15510943\n\nfl=(1) x\n", 15510943, true},
+		{"events: Ir\nfn=(1) main\n1 5\ntotals: 42\n", 42, true},
+		{"events: Ir\nfn=(1) main\n1 5\n", 0, false},
+		{"summary: many\n", 0, false},
+	} {
+		got, err := parseCallgrindTotal(strings.NewReader(c.in))
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseCallgrindTotal(%q) = %d, %v; want %d (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestCapacity(t *testing.T) {
+	steps := []capStep{{Rate: 250, OK: true}, {Rate: 500, OK: true}, {Rate: 1000, OK: false}}
+	if got := capacity(steps); got != 500 {
+		t.Errorf("capacity = %d, want 500", got)
+	}
+	if got := capacity([]capStep{{Rate: 250, OK: false}}); got != 0 {
+		t.Errorf("capacity of a first failure = %d, want 0", got)
+	}
+	if sustained(loadResult{sent: 10, lat: latency{N: 9, P99: time.Millisecond}}) {
+		t.Error("a load with an unacked envelope counted as sustained")
+	}
+	if sustained(loadResult{sent: 10, lat: latency{N: 10, P99: capacityP99}}) {
+		t.Error("a p99 of exactly the limit counted as sustained")
+	}
+	if !sustained(loadResult{sent: 10, lat: latency{N: 10, P99: capacityP99 - 1}}) {
+		t.Error("a load under the limit not counted as sustained")
 	}
 }

@@ -66,6 +66,16 @@ type config struct {
 	rlChannels   int
 	profileDir   string          // BENCH_PPROF: where CPU profiles of slackask go
 	targets      map[string]bool // BENCH_TARGETS: ack targets to run (default all)
+	// capacity search: the step rates and the load at each
+	capRates []int
+	capDur   time.Duration
+	// A/B of the new build against BENCH_OLD_BIN: ack rates, the pending
+	// asks of the scale level and its repetitions per build
+	abRates     []int
+	abLevel     int
+	abScaleReps int
+	// callgrind: envelopes of the long run, repetitions
+	cgN, cgReps int
 }
 
 func fullConfig() config {
@@ -75,6 +85,9 @@ func fullConfig() config {
 		levels: []int{1000, 10000, 50000}, pollers: 10000, restartAt: 10000, settle: 3 * time.Second,
 		ackCheckDur: 5 * time.Second, scaleAnswers: 500, createConc: 16,
 		economyAsks: 20, rlAsks: 200, rlChannels: 3,
+		capRates: []int{250, 500, 1000, 1500, 2000, 3000, 4000}, capDur: 3 * time.Second,
+		abRates: []int{100, 1000}, abLevel: 10000, abScaleReps: 1,
+		cgN: 1000, cgReps: 1,
 	}
 }
 
@@ -85,10 +98,22 @@ func quickConfig() config {
 		levels: []int{200, 1000}, pollers: 500, restartAt: 1000, settle: time.Second,
 		ackCheckDur: time.Second, scaleAnswers: 20, createConc: 16,
 		economyAsks: 5, rlAsks: 10, rlChannels: 1,
+		capRates: []int{250, 1000}, capDur: time.Second,
+		abRates: []int{100, 1000}, abLevel: 1000, abScaleReps: 1,
+		cgN: 20, cgReps: 1,
 	}
 }
 
-func (c config) runs(part string) bool { return len(c.only) == 0 || c.only[part] }
+// defaultParts run when BENCH_ONLY is not set; "ack" (the fixed-rate
+// latency table) runs only when asked for.
+var defaultParts = map[string]bool{"capacity": true, "ab": true, "callgrind": true, "scale": true, "economy": true, "ratelimit": true}
+
+func (c config) runs(part string) bool {
+	if len(c.only) == 0 {
+		return defaultParts[part]
+	}
+	return c.only[part]
+}
 
 // rig is one benchmark session.
 type rig struct {
@@ -107,13 +132,18 @@ type report struct {
 	LoadEnd   string
 	Quick     bool
 	Reps      int
-	Ack       *ackResults    `json:"-"`
-	AckJSON   map[string]any `json:"Ack"`
-	Scale     []scaleLevel   `json:",omitempty"`
-	Restart   *restartResult `json:",omitempty"`
-	Economy   *economyResult `json:",omitempty"`
-	RateLimit []rateResult   `json:",omitempty"`
-	Errors    []string       `json:",omitempty"`
+	Ack       *ackResults            `json:"-"`
+	AckJSON   map[string]any         `json:"Ack"`
+	Capacity  *capacityResults       `json:"-"`
+	CapJSON   map[string][][]capStep `json:"Capacity,omitempty"`
+	AB        *abResults             `json:",omitempty"`
+	ABAckJSON map[string]any         `json:"ABAck,omitempty"`
+	Callgrind []cgResult             `json:",omitempty"`
+	Scale     []scaleLevel           `json:",omitempty"`
+	Restart   *restartResult         `json:",omitempty"`
+	Economy   *economyResult         `json:",omitempty"`
+	RateLimit []rateResult           `json:",omitempty"`
+	Errors    []string               `json:",omitempty"`
 	cfg       config
 }
 
@@ -144,6 +174,27 @@ func main() {
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_REPS")); err == nil && n > 0 && n <= 10 {
 		cfg.reps = n
+	}
+	if v := os.Getenv("BENCH_CAP_RATES"); v != "" {
+		cfg.capRates = intList(v, 20000)
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_CAP_SECONDS")); err == nil && n > 0 && n <= 60 {
+		cfg.capDur = time.Duration(n) * time.Second
+	}
+	if v := os.Getenv("BENCH_AB_RATES"); v != "" {
+		cfg.abRates = intList(v, 20000)
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_LEVEL")); err == nil && n >= 0 && n <= 100000 {
+		cfg.abLevel = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_SCALE_REPS")); err == nil && n > 0 && n <= 10 {
+		cfg.abScaleReps = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_CG_N")); err == nil && n > 0 && n <= 100000 {
+		cfg.cgN = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_CG_REPS")); err == nil && n > 0 && n <= 10 {
+		cfg.cgReps = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_ACK_SECONDS")); err == nil && n > 0 && n <= 60 {
 		cfg.ackDur = time.Duration(n) * time.Second
@@ -246,12 +297,56 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 		logf("%s: %v", part, err)
 		rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", part, err))
 	}
-	if cfg.runs("ack") {
-		logf("ack latency: rates %v for %v each, %d repetition(s), targets slackask, floor, bolt", cfg.rates, cfg.ackDur, cfg.reps)
-		res, err := r.ackBench(ctx)
+	if cfg.runs("capacity") {
+		targets := cfg.ackTargets()
+		logf("capacity: rates %v, %v each, until ack p99 ≥ %v; %d repetition(s), targets %v", cfg.capRates, cfg.capDur, capacityP99, cfg.reps, targets)
+		res, err := r.capacityBench(ctx, targets)
+		rep.Capacity = res
+		if err != nil {
+			fail("capacity", err)
+		}
+	}
+	if ctx.Err() == nil && cfg.runs("ab") {
+		if bins.old == "" {
+			logf("A/B: skipped (set BENCH_OLD_BIN to the build to compare with)")
+		} else {
+			logf("A/B: %s against %s: ack at %v/s, answers, %d pending asks; %d repetition(s)", "this tree", bins.old, cfg.abRates, cfg.abLevel, cfg.reps)
+			res, err := r.abBench(ctx)
+			rep.AB = res
+			if err != nil {
+				fail("ab", err)
+			}
+		}
+	}
+	if ctx.Err() == nil && cfg.runs("ack") {
+		targets := cfg.ackTargets()
+		logf("ack latency: rates %v for %v each, %d repetition(s), targets %v", cfg.rates, cfg.ackDur, cfg.reps, targets)
+		res, err := r.ackBench(ctx, ackRun{targets: targets, rates: cfg.rates, answers: true})
 		rep.Ack = res
 		if err != nil {
 			fail("ack", err)
+		}
+	}
+	if ctx.Err() == nil && cfg.runs("callgrind") {
+		if !callgrindAvailable() {
+			logf("callgrind: skipped (valgrind not installed)")
+		} else {
+			targets := []string{targetSlackask, targetFloor, targetWire}
+			if bins.old != "" {
+				targets = []string{targetSlackask, targetOld, targetFloor, targetWire}
+			}
+			if len(cfg.targets) > 0 {
+				targets = cfg.ackTargets()
+				if bins.old != "" && cfg.targets[targetOld] {
+					targets = append(targets, targetOld)
+				}
+			}
+			logf("callgrind: instructions per envelope of %v (1 and %d envelopes, %d repetition(s))", targets, 1+cfg.cgN, cfg.cgReps)
+			res, err := r.callgrindBench(ctx, targets)
+			rep.Callgrind = res
+			if err != nil {
+				fail("callgrind", err)
+			}
 		}
 	}
 	if ctx.Err() == nil && cfg.runs("economy") {
@@ -294,10 +389,27 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 	if rep.Ack != nil {
 		rep.AckJSON = rep.Ack.jsonable()
 	}
+	if rep.Capacity != nil {
+		rep.CapJSON = rep.Capacity.steps
+	}
+	if rep.AB != nil && rep.AB.Ack != nil {
+		rep.ABAckJSON = rep.AB.Ack.jsonable()
+	}
 	if len(rep.Errors) > 0 {
 		return rep, fmt.Errorf("%d part(s) failed", len(rep.Errors))
 	}
 	return rep, ctx.Err()
+}
+
+// intList parses a comma-separated list of positive integers up to limit.
+func intList(v string, limit int) []int {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 && n <= limit {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func waitForLoad(ctx context.Context, limit float64, d time.Duration, logf func(string, ...any)) {

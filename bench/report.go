@@ -73,7 +73,7 @@ func saturated(l latency) bool { return l.P50 > 50*time.Millisecond }
 
 func (r *report) markdown() string {
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	var w writer = func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	m := r.Machine
 	w("## Run of %s\n\n", r.Started.Format("2006-01-02 15:04 MST"))
 	mode := fmt.Sprintf("full, %d repetitions, figures are medians", r.Reps)
@@ -83,6 +83,10 @@ func (r *report) markdown() string {
 	w("Machine: %d CPUs (`nproc`), %s, %s RAM, %s, Node %s, %s. Load average (1/5/15 min) %s at start, %s at end. Mode: %s. Took %v.\n\n",
 		m.CPUs, m.CPUModel, m.MemTotal, m.Go, m.Node, m.Kernel, r.LoadStart, r.LoadEnd, mode, r.Took.Round(time.Second))
 	var targets []target
+
+	targets = append(targets, r.capacityMarkdown(w)...)
+	targets = append(targets, r.abMarkdown(w)...)
+	targets = append(targets, r.callgrindMarkdown(w)...)
 
 	if a := r.Ack; a != nil && len(a.runs) > 0 {
 		w("### Ack latency (ms, p50 / p99 / max, send → ack)\n\n")
@@ -156,13 +160,13 @@ func (r *report) markdown() string {
 			w("\n%s could not run: %s\n", t, strings.SplitN(e, "\n", 2)[0])
 		}
 		w("\n")
-		if len(a.answers) > 0 {
-			ans := medianLatency(a.answers)
+		if answers := a.answers[targetSlackask]; len(answers) > 0 {
+			ans := medianLatency(answers)
 			w("### Answer latency (ms)\n\n")
-			w("The Submit payload leaves the fake (written to the socket) → the caller long-polling `GET /v1/asks/{id}?wait` has read the whole response (before decoding it); %d asks per repetition, one after another, each after a pick in both selects and a pause of %v before Submit (people take far longer; without it the Submit queued behind the picks' own work). The second row starts earlier, when the person presses Submit: it adds the fake building the payload from the person's client state (Slack's work, done here on the same two cores).\n\n", a.answers[0].N, personPause)
+			w("The Submit payload leaves the fake (written to the socket) → the caller long-polling `GET /v1/asks/{id}?wait` has read the whole response (before decoding it); %d asks per repetition, one after another, each after a pick in both selects and a pause of %v before Submit (people take far longer; without it the Submit queued behind the picks' own work). The second row starts earlier, when the person presses Submit: it adds the fake building the payload from the person's client state (Slack's work, done here on the same two cores).\n\n", answers[0].N, personPause)
 			w("| from | asks | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n| Submit payload sent | %d | %s | %s | %s |\n", ans.N, ms(ans.P50), ms(ans.P99), ms(ans.Max))
-			if len(a.answersClick) > 0 {
-				c := medianLatency(a.answersClick)
+			if clicks := a.answersClick[targetSlackask]; len(clicks) > 0 {
+				c := medianLatency(clicks)
 				w("| Submit pressed | %d | %s | %s | %s |\n", c.N, ms(c.P50), ms(c.P99), ms(c.Max))
 			}
 			w("\n")

@@ -76,8 +76,19 @@ type binaries struct {
 	slackask string // built from ./cmd/slackask
 	floor    string // built from ./bench/floor
 	wire     string // built from ./bench/wire
+	// old is the build slackask is compared with (BENCH_OLD_BIN; A/B
+	// runs), "" when none was given.
+	old string
 	// profiled is slackask with the pprof overlay (BENCH_PPROF only).
 	profiled string
+}
+
+// bin is the slackask binary of variant (targetSlackask or targetOld).
+func (b binaries) bin(variant string) string {
+	if variant == targetOld {
+		return b.old
+	}
+	return b.slackask
 }
 
 func buildBinaries(dir string) (binaries, error) {
@@ -90,6 +101,12 @@ func buildBinaries(dir string) (binaries, error) {
 	if bin := os.Getenv("BENCH_SLACKASK_BIN"); bin != "" { // A/B runs against another build
 		b.slackask = bin
 		delete(pkgs, "./cmd/slackask")
+	}
+	if bin := os.Getenv("BENCH_OLD_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return b, fmt.Errorf("BENCH_OLD_BIN: %w", err)
+		}
+		b.old = bin
 	}
 	for pkg, out := range pkgs {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
@@ -268,6 +285,11 @@ type slackaskOpts struct {
 	db      string
 	channel string
 	extra   []string
+	// variant is targetSlackask (default) or targetOld: which build runs.
+	variant string
+	// wrap runs the binary under another program (valgrind and its
+	// options); the process is then that program.
+	wrap []string
 }
 
 func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, error) {
@@ -278,8 +300,11 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 	if o.channel == "" {
 		o.channel = benchChannel
 	}
-	bin, pprofAddr := r.bins.slackask, ""
-	if r.bins.profiled != "" {
+	bin, pprofAddr := r.bins.bin(o.variant), ""
+	if bin == "" {
+		return nil, fmt.Errorf("no %s build (BENCH_OLD_BIN)", o.variant)
+	}
+	if r.bins.profiled != "" && o.variant != targetOld && len(o.wrap) == 0 {
 		bin = r.bins.profiled
 		if pprofAddr, err = freeAddr(); err != nil {
 			return nil, err
@@ -287,6 +312,9 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 		o.extra = append(o.extra, "SLACKASK_BENCH_PPROF_ADDR="+pprofAddr)
 	}
 	cmd := exec.Command(bin, "serve")
+	if len(o.wrap) > 0 {
+		cmd = exec.Command(o.wrap[0], append(o.wrap[1:], bin, "serve")...)
+	}
 	cmd.Env = append(baseEnv(),
 		"SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL(),
 		"SLACKASK_CHANNEL="+o.channel, "SLACKASK_HTTP_ADDR="+addr, "SLACKASK_DATABASE="+o.db,
@@ -324,16 +352,24 @@ func (p *proc) waitReady(timeout time.Duration) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s not ready within %v\n%s", p.name, timeout, p.tailText())
 }
 
+// wrapped is exec.Command(bin) run under wrap (nil: directly).
+func wrapped(wrap []string, bin string) *exec.Cmd {
+	if len(wrap) == 0 {
+		return exec.Command(bin)
+	}
+	return exec.Command(wrap[0], append(wrap[1:], bin)...)
+}
+
 // startFloor runs the bare slack-go acker.
-func (r *rig) startFloor(fake *slackfake.Server) (*proc, error) {
-	cmd := exec.Command(r.bins.floor)
+func (r *rig) startFloor(fake *slackfake.Server, wrap ...string) (*proc, error) {
+	cmd := wrapped(wrap, r.bins.floor)
 	cmd.Env = append(baseEnv(), "SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL())
 	return startProc("floor", cmd)
 }
 
 // startWire runs the read-and-ack-only client (the machine's floor).
-func (r *rig) startWire(fake *slackfake.Server) (*proc, error) {
-	cmd := exec.Command(r.bins.wire)
+func (r *rig) startWire(fake *slackfake.Server, wrap ...string) (*proc, error) {
+	cmd := wrapped(wrap, r.bins.wire)
 	cmd.Env = append(baseEnv(), "SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL())
 	return startProc("wire", cmd)
 }

@@ -54,7 +54,7 @@ func (r *rig) scaleBench(ctx context.Context) ([]scaleLevel, *restartResult, err
 		rr  *restartResult
 	)
 	for _, n := range r.cfg.levels {
-		lvl, restart, err := r.scaleLevel(ctx, n, n == r.cfg.restartAt)
+		lvl, restart, err := r.scaleLevel(ctx, n, n == r.cfg.restartAt, targetSlackask)
 		if err != nil {
 			return out, rr, fmt.Errorf("scale %d: %w", n, err)
 		}
@@ -66,20 +66,17 @@ func (r *rig) scaleBench(ctx context.Context) ([]scaleLevel, *restartResult, err
 	return out, rr, nil
 }
 
-func (r *rig) scaleLevel(ctx context.Context, n int, restart bool) (scaleLevel, *restartResult, error) {
+// scaleLevel runs one level with the slackask build variant.
+func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant string) (scaleLevel, *restartResult, error) {
 	lvl := scaleLevel{Pending: n, Polled: min(n, r.cfg.pollers)}
 	fake, err := newFake(slackfake.Config{})
 	if err != nil {
 		return lvl, nil, err
 	}
 	defer fake.Close()
-	db := filepath.Join(r.dir, fmt.Sprintf("scale-%d.db", n))
-	defer func() {
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			_ = os.Remove(db + suffix)
-		}
-	}()
-	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+	db := filepath.Join(r.dir, fmt.Sprintf("scale-%s-%d.db", variant, n))
+	defer removeDB(db)
+	p, err := r.startSlackask(fake, slackaskOpts{db: db, variant: variant})
 	if err != nil {
 		return lvl, nil, err
 	}

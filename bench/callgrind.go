@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+// cgResult is one target's instruction count per envelope: the
+// difference between a run that handles 1+N envelopes and one that
+// handles 1, each from start to exit under valgrind --tool=callgrind,
+// divided by N. Start-up, connecting, recovery and shutdown are the
+// same in both runs and cancel out, and so does the first envelope's
+// one-time work.
+type cgResult struct {
+	Target      string
+	N           int
+	Short, Long []uint64 // instructions (Ir) of each repetition's runs
+	PerEnvelope []float64
+	Took        time.Duration
+}
+
+// callgrindAvailable reports whether valgrind can be run.
+func callgrindAvailable() bool {
+	_, err := exec.LookPath("valgrind")
+	return err == nil
+}
+
+// callgrindBench counts the instructions each target executes per
+// envelope. The target runs under callgrind as its own process; the fake
+// (in this process, not counted) sends it captured block_actions
+// envelopes one at a time, each after the previous one's ack, so that
+// nothing in the count depends on the machine's speed or load: the
+// count is the same on a busy machine, only slower to get.
+//
+// Go programs run with GODEBUG=asyncpreemptoff=1: callgrind aborts on
+// the signals of the Go scheduler's asynchronous preemption.
+func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult, error) {
+	fake, err := newFake(slackfake.Config{AckTimeout: 10 * time.Minute, PingInterval: time.Hour})
+	if err != nil {
+		return nil, err
+	}
+	defer fake.Close()
+	dbs := map[string]string{}
+	payloads := map[string][]json.RawMessage{}
+	for _, t := range append([]string{targetSlackask}, targets...) {
+		if !isSlackask(t) || dbs[t] != "" {
+			continue
+		}
+		dbs[t] = filepath.Join(r.dir, "cg-"+t+".db")
+		defer removeDB(dbs[t])
+		if payloads[t], err = r.ackSetup(ctx, fake, dbs[t], t); err != nil {
+			return nil, fmt.Errorf("callgrind setup (%s): %w", t, err)
+		}
+	}
+	var out []cgResult
+	for _, t := range targets {
+		if t == targetBolt {
+			continue // node's JIT would count its own compilation
+		}
+		pl := payloads[t]
+		if pl == nil {
+			pl = payloads[targetSlackask]
+		}
+		res := cgResult{Target: t, N: r.cfg.cgN}
+		start := time.Now()
+		for rep := range r.cfg.cgReps {
+			short, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, 1, rep)
+			if err != nil {
+				return out, fmt.Errorf("callgrind %s, 1 envelope: %w", t, err)
+			}
+			long, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, 1+r.cfg.cgN, rep)
+			if err != nil {
+				return out, fmt.Errorf("callgrind %s, %d envelopes: %w", t, 1+r.cfg.cgN, err)
+			}
+			per := (float64(long) - float64(short)) / float64(r.cfg.cgN)
+			res.Short, res.Long, res.PerEnvelope = append(res.Short, short), append(res.Long, long), append(res.PerEnvelope, per)
+			r.logf("  callgrind %-12s 1 envelope %d Ir, %d envelopes %d Ir: %.0f instructions per envelope", t, short, 1+r.cfg.cgN, long, per)
+		}
+		res.Took = time.Since(start)
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// callgrindRun runs target under callgrind, sends it n envelopes one
+// after another, stops it and returns the instructions it executed. A
+// slackask build runs on a copy of db, so that every run starts from the
+// same database.
+func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, n, rep int) (uint64, error) {
+	outFile := filepath.Join(r.dir, fmt.Sprintf("callgrind.%s.%d.%d.out", target, n, rep))
+	defer os.Remove(outFile)
+	defer os.Remove(outFile + ".log")
+	defer os.Remove(outFile + ".1")
+	wrap := []string{"env", "GODEBUG=asyncpreemptoff=1", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + outFile, "--log-file=" + outFile + ".log"}
+	if db != "" {
+		runDB := filepath.Join(r.dir, fmt.Sprintf("cg-run-%s.db", target))
+		removeDB(runDB)
+		defer removeDB(runDB)
+		for _, suffix := range []string{"", "-wal"} {
+			if err := copyFile(db+suffix, runDB+suffix); err != nil && !os.IsNotExist(err) {
+				return 0, err
+			}
+		}
+		db = runDB
+	}
+	p, err := r.startTarget(fake, target, db, wrap...)
+	if err != nil {
+		return 0, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+		_ = waitConnections(context.Background(), fake, 0, 30*time.Second)
+	}()
+	// No request to the target before the load: under callgrind each one
+	// would count, and how many a readiness poll makes depends on time.
+	if err := waitConnections(ctx, fake, 1, 5*time.Minute); err != nil {
+		return 0, fmt.Errorf("%w\n%s", err, p.tailText())
+	}
+	waitIdle(p.cmd.Process.Pid, 0)
+	for i := range n {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		_, err := fake.Deliver(dctx, payloads[i%len(payloads)])
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("envelope %d: %w\n%s", i, err, p.tailText())
+		}
+	}
+	waitIdle(p.cmd.Process.Pid, 0)
+	// The count is dumped through callgrind_control, then the process is
+	// killed: a signal handled by the Go runtime (SIGINT, SIGTERM) aborts
+	// callgrind.
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if msg, err := exec.CommandContext(cctx, "callgrind_control", "--dump", strconv.Itoa(p.cmd.Process.Pid)).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("callgrind_control --dump: %v: %s", err, msg)
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+	stopped = true
+	total, err := callgrindTotal(outFile + ".1")
+	if err != nil {
+		vlog, _ := os.ReadFile(outFile + ".log")
+		return 0, fmt.Errorf("%w\n%s\nvalgrind: %s", err, p.tailText(), vlog)
+	}
+	return total, nil
+}
+
+// callgrindTotal reads the instruction count (the "summary:" or
+// "totals:" line) of a callgrind output file.
+func callgrindTotal(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("callgrind output: %w", err)
+	}
+	defer f.Close()
+	return parseCallgrindTotal(f)
+}
+
+func parseCallgrindTotal(rd io.Reader) (uint64, error) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, key := range []string{"summary:", "totals:"} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				f := strings.Fields(v)
+				if len(f) == 0 {
+					continue
+				}
+				return strconv.ParseUint(f[0], 10, 64)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("callgrind output without a summary line")
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
