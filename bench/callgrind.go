@@ -16,16 +16,17 @@ import (
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
-// cgResult is one target's instruction count per envelope: the
-// difference between a run that handles 1+N envelopes and one that
-// handles 1, each from start to exit under valgrind --tool=callgrind,
-// divided by N. Start-up, connecting, recovery and shutdown are the
-// same in both runs and cancel out, and so does the first envelope's
-// one-time work.
+// cgResult is one target's instruction count per envelope under valgrind
+// --tool=callgrind: the target is started, handed one envelope, and its
+// count dumped (start-up, connecting, recovery and the first envelope's
+// one-time work); then it is handed N more and the count since that dump
+// is divided by N.
 type cgResult struct {
-	Target      string
-	N           int
-	Short, Long []uint64 // instructions (Ir) of each repetition's runs
+	Target string
+	N      int
+	// First: instructions (Ir) up to and with the first envelope; Long:
+	// those of the N envelopes after it; one per repetition.
+	First, Long []uint64
 	PerEnvelope []float64
 	Took        time.Duration
 }
@@ -75,17 +76,13 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 		res := cgResult{Target: t, N: r.cfg.cgN}
 		start := time.Now()
 		for rep := range r.cfg.cgReps {
-			short, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, 1, rep)
+			first, long, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, r.cfg.cgN, rep)
 			if err != nil {
-				return out, fmt.Errorf("callgrind %s, 1 envelope: %w", t, err)
+				return out, fmt.Errorf("callgrind %s: %w", t, err)
 			}
-			long, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, 1+r.cfg.cgN, rep)
-			if err != nil {
-				return out, fmt.Errorf("callgrind %s, %d envelopes: %w", t, 1+r.cfg.cgN, err)
-			}
-			per := (float64(long) - float64(short)) / float64(r.cfg.cgN)
-			res.Short, res.Long, res.PerEnvelope = append(res.Short, short), append(res.Long, long), append(res.PerEnvelope, per)
-			r.logf("  callgrind %-12s 1 envelope %d Ir, %d envelopes %d Ir: %.0f instructions per envelope", t, short, 1+r.cfg.cgN, long, per)
+			per := float64(long) / float64(r.cfg.cgN)
+			res.First, res.Long, res.PerEnvelope = append(res.First, first), append(res.Long, long), append(res.PerEnvelope, per)
+			r.logf("  callgrind %-12s start-up and 1 envelope %d Ir, %d envelopes after it %d Ir: %.0f instructions per envelope", t, first, r.cfg.cgN, long, per)
 		}
 		res.Took = time.Since(start)
 		out = append(out, res)
@@ -93,15 +90,17 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 	return out, nil
 }
 
-// callgrindRun runs target under callgrind, sends it n envelopes one
-// after another, stops it and returns the instructions it executed. A
-// slackask build runs on a copy of db, so that every run starts from the
-// same database.
-func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, n, rep int) (uint64, error) {
-	outFile := filepath.Join(r.dir, fmt.Sprintf("callgrind.%s.%d.%d.out", target, n, rep))
-	defer os.Remove(outFile)
-	defer os.Remove(outFile + ".log")
-	defer os.Remove(outFile + ".1")
+// callgrindRun runs target under callgrind, sends it one envelope, dumps
+// the count, sends n more one after another, dumps again, kills it and
+// returns the two counts. A slackask build runs on a copy of db, so that
+// every run starts from the same database.
+func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, n, rep int) (first, rest uint64, err error) {
+	outFile := filepath.Join(r.dir, fmt.Sprintf("callgrind.%s.%d.out", target, rep))
+	defer func() {
+		for _, f := range []string{outFile, outFile + ".log", outFile + ".1", outFile + ".2"} {
+			_ = os.Remove(f)
+		}
+	}()
 	wrap := []string{"env", "GODEBUG=asyncpreemptoff=1", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + outFile, "--log-file=" + outFile + ".log"}
 	if db != "" {
 		runDB := filepath.Join(r.dir, fmt.Sprintf("cg-run-%s.db", target))
@@ -109,55 +108,66 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 		defer removeDB(runDB)
 		for _, suffix := range []string{"", "-wal"} {
 			if err := copyFile(db+suffix, runDB+suffix); err != nil && !os.IsNotExist(err) {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		db = runDB
 	}
 	p, err := r.startTarget(fake, target, db, wrap...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	stopped := false
 	defer func() {
-		if !stopped {
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 		_ = waitConnections(context.Background(), fake, 0, 30*time.Second)
+		if err != nil {
+			vlog, _ := os.ReadFile(outFile + ".log")
+			err = fmt.Errorf("%w\n%s\nvalgrind: %s", err, p.tailText(), vlog)
+		}
 	}()
 	// No request to the target before the load: under callgrind each one
 	// would count, and how many a readiness poll makes depends on time.
 	if err := waitConnections(ctx, fake, 1, 5*time.Minute); err != nil {
-		return 0, fmt.Errorf("%w\n%s", err, p.tailText())
+		return 0, 0, err
 	}
 	waitIdle(p.cmd.Process.Pid, 0)
-	for i := range n {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		_, err := fake.Deliver(dctx, payloads[i%len(payloads)])
-		cancel()
-		if err != nil {
-			return 0, fmt.Errorf("envelope %d: %w\n%s", i, err, p.tailText())
+	deliver := func(from, to int) error {
+		for i := from; i < to; i++ {
+			dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			_, err := fake.Deliver(dctx, payloads[i%len(payloads)])
+			cancel()
+			if err != nil {
+				return fmt.Errorf("envelope %d: %w", i, err)
+			}
 		}
+		waitIdle(p.cmd.Process.Pid, 0)
+		return nil
 	}
-	waitIdle(p.cmd.Process.Pid, 0)
-	// The count is dumped through callgrind_control, then the process is
-	// killed: a signal handled by the Go runtime (SIGINT, SIGTERM) aborts
-	// callgrind.
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	if msg, err := exec.CommandContext(cctx, "callgrind_control", "--dump", strconv.Itoa(p.cmd.Process.Pid)).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("callgrind_control --dump: %v: %s", err, msg)
+	// A dump goes through callgrind_control and holds the counts since
+	// the previous one; the process is killed at the end because a
+	// signal the Go runtime handles (SIGINT, SIGTERM) aborts callgrind.
+	dump := func(k int) (uint64, error) {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if msg, err := exec.CommandContext(cctx, "callgrind_control", "--dump", strconv.Itoa(p.cmd.Process.Pid)).CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("callgrind_control --dump: %v: %s", err, msg)
+		}
+		return callgrindTotal(fmt.Sprintf("%s.%d", outFile, k))
 	}
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-	stopped = true
-	total, err := callgrindTotal(outFile + ".1")
-	if err != nil {
-		vlog, _ := os.ReadFile(outFile + ".log")
-		return 0, fmt.Errorf("%w\n%s\nvalgrind: %s", err, p.tailText(), vlog)
+	if err := deliver(0, 1); err != nil {
+		return 0, 0, err
 	}
-	return total, nil
+	if first, err = dump(1); err != nil {
+		return 0, 0, err
+	}
+	if err := deliver(1, 1+n); err != nil {
+		return 0, 0, err
+	}
+	if rest, err = dump(2); err != nil {
+		return 0, 0, err
+	}
+	return first, rest, nil
 }
 
 // callgrindTotal reads the instruction count (the "summary:" or

@@ -294,8 +294,8 @@ func (r *report) callgrindMarkdown(w writer) []target {
 		return nil
 	}
 	w("### Instructions per envelope (valgrind --tool=callgrind)\n\n")
-	w("Each client runs under callgrind as its own process, twice: once handed 1 envelope, once 1 + N, one at a time (each after the previous ack), from start to exit; (instructions of the second − the first) ÷ N is the count per envelope, start-up, connecting and the first envelope's one-time work cancelling out. Only the client's own process is counted, user space only (not the kernel, not the fake). The count does not depend on the machine's speed or load. Go clients run with `GODEBUG=asyncpreemptoff=1` (callgrind aborts on the preemption signals).\n\n")
-	w("| client | N | instructions, 1 envelope | instructions, 1 + N | per envelope |\n|---|---:|---:|---:|---:|\n")
+	w("Each client runs under callgrind as its own process, its Socket Mode connection to the fake in the driver (not counted). It is handed one envelope and its count is dumped (start-up, connecting, recovery, the first envelope's one-time work); then N more, one at a time, each after the previous one's ack (the same captured `block_actions` select changes as the capacity search; slackask stores each before its ack), and the count since the first dump ÷ N is the count per envelope: everything the process did for them, its runtime included, in user space (not the kernel). The count does not depend on the machine's speed or load. Go clients run with `GODEBUG=asyncpreemptoff=1` (callgrind aborts on the preemption signals).\n\n")
+	w("| client | N | instructions, start-up + 1st envelope | instructions, N envelopes | per envelope |\n|---|---:|---:|---:|---:|\n")
 	per := map[string]float64{}
 	for _, c := range r.Callgrind {
 		if len(c.PerEnvelope) == 0 {
@@ -306,7 +306,7 @@ func (r *report) callgrindMarkdown(w writer) []target {
 		for _, x := range c.PerEnvelope {
 			pe = append(pe, thousands(x))
 		}
-		w("| %s | %d | %s | %s | %s |\n", clientNames[c.Target], c.N, thousandsU(c.Short), thousandsU(c.Long), strings.Join(pe, " / "))
+		w("| %s | %d | %s | %s | %s |\n", clientNames[c.Target], c.N, thousandsU(c.First), thousandsU(c.Long), strings.Join(pe, " / "))
 	}
 	w("\n")
 	if s, ok := per[targetSlackask]; ok {
