@@ -1,22 +1,45 @@
 // Command bench measures slackask against the Slack fake
-// (internal/slackfake) and prints the results as Markdown: ack latency
-// side by side with a bare slack-go program (bench/floor) and a Bolt for
-// JavaScript app (bench/bolt), answer latency, scale (pending asks, long
-// polls, memory, goroutines), Slack API economy, rate-limited posting and
-// restart time. Run it from the repository:
+// (internal/slackfake) and prints the results as Markdown. Its parts:
 //
-//	make bench                 # npm install for Bolt, then go run ./bench
-//	BENCH_QUICK=1 go run ./bench   # smoke run, under a minute
+//	capacity   the highest envelope rate each client (slackask, Bolt for
+//	           JavaScript in bench/bolt, bare slack-go in bench/floor, the
+//	           read-and-ack-only bench/wire) sustains with ack p99 under
+//	           100 ms, a step search; CPU per envelope (/proc/PID/stat) and
+//	           ack p50 against wire's at every step
+//	ab         this tree against BENCH_OLD_BIN in one run, alternating: ack
+//	           at 100 and 1,000/s, answer latency, RSS with 10,000 pending asks
+//	callgrind  instructions per envelope of each client under valgrind
+//	           --tool=callgrind (needs valgrind)
+//	scale      pending asks, long polls, memory, goroutines, restart time
+//	economy    Slack API calls per ask
+//	ratelimit  200 asks at once to rate-limited channels
+//	ack        ack latency at fixed rates (BENCH_RATES), all four clients
+//	           (not in the default run)
+//
+// Run it from the repository:
+//
+//	make bench                                      # npm install for Bolt, then go run ./bench
+//	make bench BENCH_OLD_BIN=/path/to/old/slackask  # with the A/B
+//	BENCH_QUICK=1 go run ./bench                    # smoke run, about a minute
+//	BENCH_ONLY=callgrind go run ./bench             # instruction counts only
 //
 // Environment:
 //
 //	BENCH_QUICK=1         small sizes, one repetition
-//	BENCH_ONLY=a,b        only these parts: ack, scale, economy, ratelimit
-//	BENCH_TARGETS=a,b     only these ack targets: slackask, floor, bolt, wire
-//	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate, BENCH_REPS=N
+//	BENCH_ONLY=a,b        only these parts (default: all but ack)
+//	BENCH_TARGETS=a,b     only these clients: slackask, floor, bolt, wire (capacity,
+//	                      ack, callgrind; add slackask-old for callgrind)
+//	BENCH_REPS=N          repetitions of capacity, ab and ack (3)
+//	BENCH_CAP_RATES=a,b   capacity steps (250,…,4000), BENCH_CAP_SECONDS=N load per step (3)
+//	BENCH_OLD_BIN=F       the slackask build to compare with (ab, callgrind)
+//	BENCH_AB_RATES=a,b    A/B ack rates (100,1000), BENCH_AB_LEVEL=N pending asks (10000),
+//	                      BENCH_AB_SCALE_REPS=N scale levels per build (1)
+//	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
+//	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate (also the
+//	                      A/B's)
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
 //	BENCH_LEVELS=a,b      pending asks per scale level, BENCH_CREATE_CONC=N concurrent creates (16)
-//	BENCH_SLACKASK_BIN=F  run this slackask binary instead of building ./cmd/slackask (A/B runs)
+//	BENCH_SLACKASK_BIN=F  run this slackask binary instead of building ./cmd/slackask
 //	BENCH_OUT=FILE        also write the report there (default bench/results/latest.md)
 //	BENCH_MAX_LOAD=X      wait (up to 10 min) for the 1-minute load average to drop below X
 //	BENCH_PPROF=1         build slackask with a pprof listener (go build -overlay; the
@@ -25,7 +48,8 @@
 //	                      at each scale level, and this driver's CPU profile
 //
 // Everything listens on 127.0.0.1 only. slackask runs as a separate
-// process built from ./cmd/slackask, so its resident memory is its own.
+// process built from ./cmd/slackask, so its resident memory and CPU time
+// are its own.
 package main
 
 import (
