@@ -167,6 +167,12 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 	if rest, err = dump(2); err != nil {
 		return 0, 0, err
 	}
+	if r.cfg.keepCallgrind != "" {
+		// For callgrind_annotate or kcachegrind. Their split by function
+		// is not to be trusted for Go: goroutine stack switches confuse
+		// callgrind's call tracking (self costs that sum past the total).
+		_ = copyFile(outFile+".2", filepath.Join(r.cfg.keepCallgrind, fmt.Sprintf("callgrind.%s.%d.out", target, rep)))
+	}
 	return first, rest, nil
 }
 

@@ -100,6 +100,9 @@ type config struct {
 	abScaleReps int
 	// callgrind: envelopes of the long run, repetitions
 	cgN, cgReps int
+	// keepCallgrind: where the callgrind dumps of the N envelopes are
+	// kept (bench/results when the driver runs from the repository)
+	keepCallgrind string
 }
 
 func fullConfig() config {
@@ -310,6 +313,10 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 				defer func() { pprof.StopCPUProfile(); f.Close() }()
 			}
 		}
+	}
+	if rep.bootstrapped() {
+		cfg.keepCallgrind, _ = filepath.Abs(filepath.Join("bench", "results"))
+		_ = os.MkdirAll(cfg.keepCallgrind, 0o755)
 	}
 	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: logf}
 	defer func() { rep.Took, rep.LoadEnd = time.Since(rep.Started), loadAvg() }()

@@ -318,6 +318,7 @@ func (r *report) callgrindMarkdown(w writer) []target {
 			w(".\n\n")
 		}
 	}
+	w("The dumps of the N envelopes are kept in `bench/results/callgrind.CLIENT.REP.out`; their split by function (`callgrind_annotate`) is not to be trusted for Go, whose goroutine stack switches confuse callgrind's call tracking (self costs that add up to more than the total).\n\n")
 	return nil
 }
 
