@@ -470,11 +470,23 @@ type machine struct {
 func describeMachine() machine {
 	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version()}
 	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		// The first processor's model name, family and model (lscpu's),
+		// and whether it runs under a hypervisor.
+		info := map[string]string{}
 		for _, line := range strings.Split(string(raw), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
+			if strings.TrimSpace(line) == "" {
 				break
 			}
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				info[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+		m.CPUModel = info["model name"]
+		if f, mo := info["cpu family"], info["model"]; f != "" && mo != "" {
+			m.CPUModel += fmt.Sprintf(" (family %s, model %s)", f, mo)
+		}
+		if strings.Contains(" "+info["flags"]+" ", " hypervisor ") {
+			m.CPUModel += ", virtual machine"
 		}
 	}
 	if st, err := os.ReadFile("/proc/meminfo"); err == nil {
