@@ -50,11 +50,7 @@ func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolReque
 	case !ask.Status.Ended():
 		return pendingResult(ask.ID), nil
 	}
-	ans, err := ask.Result()
-	if err != nil {
-		return errorResult(err), nil
-	}
-	return answerResult(ans)
+	return endedResult(ask)
 }
 
 // waitFor waits until the ask ends or ctx is done and returns it as it then
