@@ -117,7 +117,7 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 	case !ask.Status.Ended():
 		t.keep(sessionOf(req), ask.ID)
 		log.Info().Dur("waitFor", waitFor).AnErr("reason", context.Cause(ctx)).Msg("mcp ask left open: the call stopped waiting")
-		return pendingResult(ask.ID), nil
+		return pendingResult(ask), nil
 	}
 	log.Info().Str("status", string(ask.Status)).Msg("mcp ask ended")
 	return endedResult(ask)
@@ -212,13 +212,17 @@ func (t *askTool) sendProgress(ctx context.Context, req *mcpsdk.CallToolRequest,
 	if ask.Channel != "" {
 		where = "Slack (" + ask.Channel + ")"
 	}
+	who := "a person"
+	if ask.Wanted > 1 {
+		who = fmt.Sprintf("%d people", ask.Wanted)
+	}
 	start := time.Now()
 	notify := func() {
 		elapsed := time.Since(start)
 		err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
 			ProgressToken: token,
 			Progress:      elapsed.Seconds(), // grows with every notification
-			Message:       fmt.Sprintf("Waiting for a person to answer in %s: %s so far", where, elapsed.Round(time.Second)),
+			Message:       fmt.Sprintf("Waiting for %s to answer in %s: %s so far", who, where, elapsed.Round(time.Second)),
 		})
 		if err != nil && ctx.Err() == nil {
 			log.Debug().Err(err).Msg("mcp ask: progress notification failed")

@@ -129,6 +129,14 @@ func TestTeamGetAnswer(t *testing.T) {
 		t.Errorf("responses %+v, want all", in.Responses)
 	}
 	rs := teamResponses()[:1]
+	svc.mu.Lock()
+	svc.asks[id].ask.Wanted, svc.asks[id].ask.Responses = 3, rs
+	svc.mu.Unlock()
+	pending := c.getAnswer(t, map[string]any{"id": id, "waitSeconds": 0.05})
+	pendingID(t, pending)
+	if got := text(t, pending); !strings.Contains(got, "1 of the 3 people it waits for have answered (alice)") {
+		t.Errorf("pending text does not say who answered so far:\n%s", got)
+	}
 	team := interaction.Answer{Answers: []interaction.AnswerItem{{ID: "deploy", Selected: []string{"Yes"}}, {ID: "notes", Selected: []string{}, Custom: "alice: ship it"}}}
 	svc.answerTeam(t, id, 3, team, rs, nil)
 	res := c.getAnswer(t, map[string]any{"id": id})

@@ -240,6 +240,13 @@ func TestAskTeamFlags(t *testing.T) {
 			}
 		})
 	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"ask", "--help"}, strings.NewReader(""), &help, &help)
+	for _, flag := range []string{"-responses", "-veto", "-on-timeout", "-required", "-optional", "-other", "-no-other", "required and has no Other…"} {
+		if !strings.Contains(help.String(), flag) {
+			t.Errorf("ask --help does not document %s", flag)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
