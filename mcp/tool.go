@@ -16,7 +16,8 @@ const (
 	GetAnswerToolName = "get_answer"
 )
 
-const serverInstructions = `slackask puts questions to a person in Slack and returns their answer. ` +
+const serverInstructions = `slackask puts questions to a person in Slack and returns their answer; ` +
+	`it can also collect several people's answers (team decisions, approvals by N people). ` +
 	`Call ask_user_question when you need a human decision, a preference, an approval or information ` +
 	`that you cannot find out yourself. The call blocks until the person answers, cancels, or the ask times out. ` +
 	`People can take longer than your tool calls may last: then the result says the question is still open and ` +
