@@ -177,7 +177,7 @@ func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interact
 // CreateIdempotent is Create that also reports whether this call created
 // the ask (false: the IdempotencyKey named an existing one, returned as is).
 func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
-	rec, err := s.newRecord(in)
+	rec, err := s.newRecord(ctx, in)
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
@@ -213,11 +213,8 @@ func (s *Service) dropUnposted(id string, cause error) error {
 	return fmt.Errorf("asks create: %w", cause)
 }
 
-func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
-	if err := interaction.Validate(in.Request); err != nil {
-		return Record{}, err
-	}
-	if err := checkIDs(in); err != nil {
+func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Record, error) {
+	if err := interaction.ValidateInput(in); err != nil {
 		return Record{}, err
 	}
 	channel := in.Channel
@@ -233,6 +230,7 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 		Ask: interaction.Ask{
 			ID: newID(), Status: interaction.StatusPending,
 			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
+			OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
 		},
 		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
 		TeamID: team, AppID: app, Rev: 1,
@@ -240,6 +238,18 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 	}
 	if len(rec.Responders) == 0 && in.User == "" {
 		rec.Responders = s.cfg.DefaultResponders
+	}
+	switch {
+	case in.Responses.All:
+		people, err := s.expand(ctx, rec.Responders)
+		if err != nil {
+			return Record{}, err
+		}
+		rec.Awaited, rec.Wanted = people, len(people)
+		rec.Progress = nil
+	case in.Responses.N > 1:
+		rec.Wanted = in.Responses.N
+		rec.Progress = nil
 	}
 	timeout := time.Duration(in.Timeout)
 	if timeout == 0 {
@@ -255,26 +265,39 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 	return rec, nil
 }
 
-// maxIdempotencyKey bounds an idempotency key, in bytes.
-const maxIdempotencyKey = 200
-
-func checkIDs(in interaction.AskInput) error {
-	for _, id := range append(append([]string{}, in.Mention...), in.Responders...) {
-		if !interaction.IsResponderID(id) {
-			return interaction.Errorf(interaction.InvalidQuestion, "%q is not a Slack user (U…, W…) or user-group (S…) id", id)
+// expand lists the people behind responders for an ask that waits for
+// "all" of them: users as given, user groups replaced by their members,
+// each person once, in order. More than interaction.MaxResponders people
+// is INVALID_QUESTION; a group that cannot be read is SLACK_ERROR.
+func (s *Service) expand(ctx context.Context, responders []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(u string) {
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, id := range responders {
+		if !interaction.IsUserGroupID(id) {
+			add(id)
+			continue
+		}
+		members, err := s.surface.Members(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("responses \"all\": the members of user group %s: %w", id, err)
+		}
+		for _, m := range members {
+			add(m)
 		}
 	}
 	switch {
-	case in.User != "" && !interaction.IsUserID(in.User):
-		return interaction.Errorf(interaction.InvalidQuestion, "user %q is not a Slack user id (U… or W…)", in.User)
-	case in.Channel != "" && !interaction.IsConversationID(in.Channel):
-		return interaction.Errorf(interaction.InvalidQuestion, "channel %q is not a Slack conversation id (C…, G…, D…)", in.Channel)
-	case in.ThreadTS != "" && !interaction.IsMessageTS(in.ThreadTS):
-		return interaction.Errorf(interaction.InvalidQuestion, "threadTs %q is not a Slack message timestamp", in.ThreadTS)
-	case len(in.IdempotencyKey) > maxIdempotencyKey:
-		return interaction.Errorf(interaction.InvalidQuestion, "idempotencyKey is longer than %d bytes", maxIdempotencyKey)
+	case len(out) == 0:
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": the responders' groups have no members`)
+	case len(out) > interaction.MaxResponders:
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": %d people, at most %d`, len(out), interaction.MaxResponders)
 	}
-	return nil
+	return out, nil
 }
 
 // openDM opens the DM of a direct ask and stores it as the ask's channel.

@@ -20,15 +20,38 @@ type ending struct {
 	by     *interaction.User
 	err    *interaction.Error
 	note   string
+	// answer, when set, is the answer of an answered end (a veto's
+	// response); else it is built from the record.
+	answer *interaction.Answer
 }
 
 // endRecord ends the pending record r (inside a compare-and-set): status,
 // time, the answer built from its progress, or the error.
+//
+// An ask that collects several responses ends answered with the team's
+// answer (interaction.TeamAnswer) unless e names one, and its tally; at
+// its deadline with onTimeout "answer" and at least one response, it ends
+// answered rather than expired (answeredBy unset: nobody's submission
+// ended it). Responses are kept however it ends.
 func (s *Service) endRecord(r *Record, e ending) {
 	now := s.now()
+	many := Many(*r)
+	if e.status == interaction.StatusExpired && many && r.OnTimeout == interaction.OnTimeoutAnswer && len(r.Responses) > 0 {
+		e = ending{status: interaction.StatusAnswered, note: e.note}
+	}
 	r.Status, r.EndedAt, r.Note = e.status, &now, e.note
+	var team interaction.Answer
+	if many {
+		team, r.Tally = interaction.TeamAnswer(r.Request(), r.Responses)
+	}
 	if e.status == interaction.StatusAnswered {
 		ans := interaction.AnswerFrom(r.Request(), r.Progress)
+		switch {
+		case e.answer != nil:
+			ans = *e.answer
+		case many:
+			ans = team
+		}
 		r.Answer, r.AnsweredBy = &ans, e.by
 	} else {
 		r.Error, r.EndedBy = e.err, e.by

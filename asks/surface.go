@@ -36,6 +36,9 @@ type Surface interface {
 	// InGroup reports whether user belongs to the responder group; an
 	// error means it could not tell (the act is then refused).
 	InGroup(ctx context.Context, group, user string) (bool, error)
+	// Members lists the users of the user group (for an ask that waits
+	// for every responder); an error means it could not tell.
+	Members(ctx context.Context, group string) ([]string, error)
 }
 
 // Posted is where a message landed.

@@ -42,16 +42,13 @@ func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
 }
 
 // Remind implements asks.Surface: a reply in the ask's thread mentioning
-// who may answer.
+// who may answer (see reminderText).
 func (b *Bot) Remind(ctx context.Context, rec asks.Record) error {
 	thread := rec.TS
 	if rec.ThreadTS != "" {
 		thread = rec.ThreadTS
 	}
-	text := "Reminder: this question is still waiting for an answer."
-	if who := responderMentions(rec); len(who) > 0 {
-		text = strings.Join(who, " ") + " " + text
-	}
+	text := reminderText(rec)
 	return b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
@@ -120,6 +117,23 @@ func view(r asks.Record) blocks.View {
 	if v.AnsweredBy == nil {
 		v.AnsweredBy = r.EndedBy
 	}
+	if asks.Many(r) {
+		v.Progress = nil // the message is everyone's: nobody's picks on it
+		v.Team = &blocks.Team{Wanted: r.Wanted, Tally: r.Tally}
+		for _, resp := range r.Responses {
+			v.Team.Answered = append(v.Team.Answered, resp.User)
+		}
+	}
+	return v
+}
+
+// viewFor is view(r) as user sees it in a form of their own: on a team
+// ask, with their draft as the progress.
+func viewFor(r asks.Record, user string) blocks.View {
+	v := view(r)
+	if asks.Many(r) {
+		v.Progress = r.Drafts[user]
+	}
 	return v
 }
 
@@ -145,6 +159,9 @@ func (b *Bot) ephemeral(ctx context.Context, rec asks.Record, user, text string)
 // alreadyEndedNotice is the ephemeral for a person acting on an ask that
 // has ended.
 func alreadyEndedNotice(r asks.Record) string {
+	if asks.Many(r) && r.Status == interaction.StatusAnswered {
+		return fmt.Sprintf("This question has already ended: it was answered with %d of %d responses, so yours was not counted.", len(r.Responses), max(r.Wanted, 1))
+	}
 	switch r.Status {
 	case interaction.StatusAnswered:
 		who := "someone"
@@ -159,6 +176,42 @@ func alreadyEndedNotice(r asks.Record) string {
 	default:
 		return "The question was withdrawn: the asker stopped waiting."
 	}
+}
+
+// reminderText is the reminder of r: addressed to who may answer it, or,
+// on a team ask, only to those it still waits for (the awaited people or
+// listed users without a response); an ask that waits for any N people
+// says how many more it needs.
+func reminderText(r asks.Record) string {
+	text := "Reminder: this question is still waiting for an answer."
+	who := responderMentions(r)
+	if asks.Many(r) {
+		missing := asks.Missing(r)
+		who = nil
+		for _, id := range missing {
+			if interaction.IsUserID(id) {
+				who = append(who, "<@"+id+">")
+			}
+		}
+		n := asks.Needed(r)
+		switch {
+		case len(missing) > 0:
+			text = "Reminder: this question is still waiting for your answer."
+		case n == 1:
+			text = "Reminder: this question needs 1 more answer."
+			who = responderMentions(r)
+		default:
+			text = fmt.Sprintf("Reminder: this question needs %d more answers.", n)
+			who = responderMentions(r)
+		}
+		if len(missing) > 0 && n < len(missing) {
+			text += fmt.Sprintf(" %d more needed.", n)
+		}
+	}
+	if len(who) > 0 {
+		text = strings.Join(who, " ") + " " + text
+	}
+	return text
 }
 
 func whoMayAnswer(r asks.Record) string {

@@ -28,6 +28,14 @@ type Record struct {
 	// Progress holds, per question index, what people did so far that the
 	// Slack message state does not keep (custom text, skips, selections).
 	Progress []interaction.Progress `json:"progress,omitempty"`
+	// Drafts holds, for an ask that collects several people's responses,
+	// each person's progress (keyed by user id, per question index): their
+	// picks are theirs alone and never shown on the shared message.
+	Drafts map[string][]interaction.Progress `json:"drafts,omitempty"`
+	// Awaited lists, for an ask that wants "all" responses, the users whose
+	// responses it waits for (user groups expanded when it was created);
+	// only they may answer it.
+	Awaited []string `json:"awaited,omitempty"`
 	// Rev counts the renders of the message; it is part of every block id.
 	Rev int `json:"rev"`
 	// Synced is true when the message in Slack shows the record's current
@@ -183,6 +191,13 @@ func Clone(r Record) Record {
 	}
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
+	c.Awaited = append([]string(nil), r.Awaited...)
+	if r.Drafts != nil {
+		c.Drafts = make(map[string][]interaction.Progress, len(r.Drafts))
+		for u, ps := range r.Drafts {
+			c.Drafts[u] = cloneProgress(ps)
+		}
+	}
 	if r.Progress != nil {
 		c.Progress = make([]interaction.Progress, len(r.Progress))
 		for i, p := range r.Progress {
@@ -229,6 +244,18 @@ func cloneAnswer(a interaction.Answer) interaction.Answer {
 	for i, it := range a.Answers {
 		it.Selected = append([]string{}, it.Selected...)
 		out.Answers[i] = it
+	}
+	return out
+}
+
+func cloneProgress(ps []interaction.Progress) []interaction.Progress {
+	if ps == nil {
+		return nil
+	}
+	out := make([]interaction.Progress, len(ps))
+	for i, p := range ps {
+		p.Selected = append([]string(nil), p.Selected...)
+		out[i] = p
 	}
 	return out
 }

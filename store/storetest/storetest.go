@@ -245,6 +245,11 @@ func fullRecord() store.Record {
 			{Custom: "Zebra"},
 			{Skipped: true},
 		},
+		Drafts: map[string][]interaction.Progress{
+			"U0456": {{Selected: []string{"Approve"}}, {Custom: "teal"}},
+			"W0111": {{Skipped: true}},
+		},
+		Awaited:  []string{"U0456", "W0111"},
 		Rev:      3,
 		Synced:   true,
 		RemindAt: base.Add(10*time.Minute + 555),
