@@ -168,8 +168,8 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 // ErrNothingChosen; when a required question is left unanswered, a
 // *RequiredError naming it.
 //
-// On an ask that collects several responses (Many) the picks merge into
-// the person's own draft instead, and the Submit stores their response
+// On an ask that collects several responses (Many) the picks, from
+// whichever revision, merge into the person's own draft instead, and the Submit stores their response
 // (replacing an earlier one of theirs); the ask ends only when it has the
 // responses it wants, or at once when the response selects a veto option.
 func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
@@ -179,7 +179,9 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 		if many {
 			ps = slices.Clone(r.Drafts[a.By.ID])
 		}
-		if a.Rev == r.Rev {
+		// On a team ask the picks are always the person's own (the message
+		// never shows anyone's): those made on an older rendering count too.
+		if many || a.Rev == r.Rev {
 			ps = mergePicks(r.Questions, ps, picks)
 		}
 		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
