@@ -92,7 +92,7 @@ func outcome(v View, date func(time.Time) string) string {
 	switch v.Status {
 	case interaction.StatusAnswered:
 		if v.Team != nil && by == "" {
-			return "Answered at the deadline with the responses in" + at
+			return "Deadline reached: answered with the responses in" + at
 		}
 		if v.Team != nil && v.Answer != nil {
 			if _, label, ok := interaction.Vetoed(v.Request, *v.Answer); ok {
