@@ -182,7 +182,7 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 		// On a team ask the picks are always the person's own (the message
 		// never shows anyone's): those made on an older rendering count too.
 		if many || a.Rev == r.Rev {
-			ps = mergePicks(r.Questions, ps, picks)
+			ps = mergePicks(r.Questions, ps, picks, many)
 		}
 		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
 			return ErrNothingChosen // aborts the compare-and-set: nothing changes
@@ -200,8 +200,12 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 	})
 }
 
-// mergePicks returns ps with a Submit's picks applied (see Submit).
-func mergePicks(qs []interaction.Question, ps []interaction.Progress, picks map[int][]int) []interaction.Progress {
+// mergePicks returns ps with a Submit's picks applied (see Submit). With
+// keepOnEmpty an empty select clears nothing: on a team ask a select is
+// empty in a person's client after every re-render of the shared message,
+// while their draft keeps what they picked (a person who clears a select
+// sends a select act, which clears their draft).
+func mergePicks(qs []interaction.Question, ps []interaction.Progress, picks map[int][]int, keepOnEmpty bool) []interaction.Progress {
 	for q, idx := range picks {
 		if q < 0 || q >= len(qs) || len(qs[q].Options) == 0 {
 			continue
@@ -214,7 +218,7 @@ func mergePicks(qs []interaction.Question, ps []interaction.Progress, picks map[
 		switch {
 		case len(labels) > 0:
 			ps = setProgress(ps, len(qs), q, interaction.Progress{Selected: labels})
-		case !old.Skipped && old.Custom == "":
+		case !keepOnEmpty && !old.Skipped && old.Custom == "":
 			ps = setProgress(ps, len(qs), q, interaction.Progress{})
 		}
 	}
