@@ -148,16 +148,61 @@ func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int
 	}
 }
 
-// submittedNotice is the ephemeral confirming user's Submit on a team ask.
+// submittedNotice is the ephemeral confirming user's Submit on a team
+// ask, with what they answered: the shared message shows it to nobody,
+// and their client may show their picks no more once it was re-rendered.
 func submittedNotice(rec asks.Record, user string) string {
 	in := fmt.Sprintf("%d of %d", len(rec.Responses), max(rec.Wanted, 1))
+	var text string
 	switch {
 	case rec.Status == interaction.StatusAnswered && rec.AnsweredBy != nil && rec.AnsweredBy.ID == user && rec.Answer != nil && vetoedBy(rec):
-		return "Your answer is in, and its veto ended the question."
+		text = "Your answer is in, and its veto ended the question."
 	case rec.Status.Ended():
-		return "Your answer is in: " + in + ". That was enough: the question is answered."
+		text = "Your answer is in: " + in + ". That was enough: the question is answered."
+	default:
+		text = "Your answer is in: " + in + ". You can change it and press *Submit* again until the question ends."
 	}
-	return "Your answer is in: " + in + ". You can change it and press *Submit* again until the question ends."
+	for _, r := range rec.Responses {
+		if r.User.ID == user {
+			text += "\n" + answerSummary(rec.Questions, r.Answer)
+		}
+	}
+	return text
+}
+
+// answerSummary is one line per question of a person's answer, escaped
+// and shortened.
+func answerSummary(qs []interaction.Question, a interaction.Answer) string {
+	var lines []string
+	for i, it := range a.Answers {
+		if i >= len(qs) {
+			break
+		}
+		var what string
+		switch {
+		case it.Custom != "":
+			what = "Other: " + escapeText(clipRunes(it.Custom, 200))
+		case len(it.Selected) > 0:
+			what = escapeText(clipRunes(strings.Join(it.Selected, ", "), 200))
+		default:
+			what = "_skipped_"
+		}
+		lines = append(lines, "• "+blocks.QuestionName(qs[i])+": "+what)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clipRunes shortens s to n runes, with "…" when cut.
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// escapeText escapes Slack's control characters in mrkdwn text.
+func escapeText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func vetoedBy(rec asks.Record) bool {
