@@ -62,7 +62,7 @@ const (
 // harness runs slackask's serve wiring in-process against the Slack fake,
 // with the real HTTP API on 127.0.0.1.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *slackfake.Server
 	clock *clock.Fake
 	base  string
@@ -80,7 +80,7 @@ type option func(*harness)
 
 func withConfig(f func(*config.Config)) option { return func(h *harness) { f(&h.cfg) } }
 
-func start(t *testing.T, opts ...option) *harness {
+func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
@@ -151,7 +151,7 @@ func (h *harness) waitReady() {
 	h.t.Fatal("service never became ready")
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

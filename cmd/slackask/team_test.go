@@ -38,7 +38,7 @@ func (h *harness) answer(ask interaction.Ask, who string, picks map[int]string) 
 // noPicksShown fails when any message the service posted or updated
 // carries a selection as an initial option or anyone's progress line: on
 // a team ask the message is everyone's, and picks are each person's own.
-func noPicksShown(t *testing.T, fake *slackfake.Server) {
+func noPicksShown(t testing.TB, fake *slackfake.Server) {
 	t.Helper()
 	n := 0
 	for _, c := range fake.Calls() {
@@ -377,5 +377,42 @@ func TestRequiredAndNoOther(t *testing.T) {
 	h.answer(ask, alice, map[int]string{0: "Yes", 1: "prod"})
 	if got := h.waitAsk(ask.ID); mustJSON(t, got.Answer) != `{"answers":[{"id":"deploy","selected":["Yes"]},{"id":"env","selected":["prod"]}]}` {
 		t.Fatalf("answer %s", mustJSON(t, got.Answer))
+	}
+}
+
+// kill -9 between two people's submits loses nothing: alice's response,
+// acknowledged before the crash, is on the ask after the restart, and
+// bob's Submit then ends it with both.
+func TestProcessTeamKilledBetweenSubmits(t *testing.T) {
+	r := newProcRig(t)
+	p1 := r.serve()
+	ask, code := r.post(deployApproval(interaction.ResponseCount{N: 2}, alice, bob))
+	if code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	ctx := r.ctx()
+	pa := r.fake.Person(alice)
+	if _, err := pa.Select(ctx, channel, ask.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pa.Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil { // acked: must survive
+		t.Fatal(err)
+	}
+	p1.kill9(t)
+	r.serve()
+	got := r.get(ask.ID, 0)
+	if got.Status != interaction.StatusPending || len(got.Responses) != 1 || got.Responses[0].User.ID != alice {
+		t.Fatalf("after kill -9: %s", mustJSON(t, got))
+	}
+	pb := r.fake.Person(bob)
+	if _, err := pb.Select(ctx, channel, ask.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	got = r.get(ask.ID, 10*time.Second)
+	if got.Status != interaction.StatusAnswered || len(got.Responses) != 2 || got.AnsweredBy.ID != bob || got.Tally["deploy"]["Yes"] != 2 {
+		t.Fatalf("after bob: %s", mustJSON(t, got))
 	}
 }
