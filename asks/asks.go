@@ -19,6 +19,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,6 +249,9 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		rec.Awaited, rec.Wanted = people, len(people)
 		rec.Progress = nil
 	case in.Responses.N > 1:
+		if n, ok := mostPeople(rec); ok && in.Responses.N > n {
+			return Record{}, interaction.Errorf(interaction.InvalidQuestion, "responses %d: only %d people may answer this ask", in.Responses.N, n)
+		}
 		rec.Wanted = in.Responses.N
 		rec.Progress = nil
 	}
@@ -263,6 +267,23 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		rec.RemindAt = now.Add(time.Duration(in.RemindAfter))
 	}
 	return rec, nil
+}
+
+// mostPeople is how many people may answer rec when that is known
+// without asking the surface: one for a DM, the listed users when no group
+// is listed; ok is false otherwise.
+func mostPeople(rec Record) (n int, ok bool) {
+	if len(rec.Responders) == 0 {
+		return 1, rec.User != ""
+	}
+	if slices.ContainsFunc(rec.Responders, interaction.IsUserGroupID) {
+		return 0, false
+	}
+	seen := map[string]bool{}
+	for _, id := range rec.Responders {
+		seen[id] = true
+	}
+	return len(seen), true
 }
 
 // expand lists the people behind responders for an ask that waits for

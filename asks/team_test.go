@@ -323,3 +323,20 @@ func TestRequiredAndNoOther(t *testing.T) {
 		}
 	}
 }
+
+// An ask cannot wait for more responses than the people who may give
+// them, when that is known at creation: a DM has one, a list of users as
+// many as it names.
+func TestTeamMoreResponsesThanPeople(t *testing.T) {
+	r := newRig(t)
+	for name, in := range map[string]interaction.AskInput{
+		"dm":    {Request: approval(), User: alice, Responses: interaction.ResponseCount{N: 2}},
+		"users": teamInput(3, alice, bob, alice),
+	} {
+		if _, err := r.svc.Create(context.Background(), in); interaction.ErrorCode(err) != interaction.InvalidQuestion {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	r.surf.groups["S0OPS"] = []string{alice}
+	r.create(teamInput(3, alice, "S0OPS")) // a group's size is not known until someone acts
+}
