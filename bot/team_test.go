@@ -33,7 +33,7 @@ func TestReminderText(t *testing.T) {
 			[]string{"<@U0ONE>", "<@U0THREE>", "your answer"}, []string{"U0TWO", "S0NINE", "more needed"}},
 		"2 of 3 users": {teamRecord(2, []string{"U0ONE", "U0TWO", "U0THREE"}, nil, "U0ONE"),
 			[]string{"<@U0TWO>", "<@U0THREE>", "1 more needed"}, []string{"U0ONE"}},
-		"3 of anyone": {teamRecord(3, nil, nil, "U0ONE"), []string{"needs 2 more answers"}, []string{"U0ONE", "<@"}},
+		"3 of anyone":  {teamRecord(3, nil, nil, "U0ONE"), []string{"needs 2 more answers"}, []string{"U0ONE", "<@"}},
 		"2 of a group": {teamRecord(2, []string{"S0OPS"}, nil, "U0ONE"), []string{"<!subteam^S0OPS>", "needs 1 more answer."}, []string{"U0ONE"}},
 	} {
 		got := reminderText(c.rec)
