@@ -32,7 +32,7 @@ type ending struct {
 // answer (interaction.TeamAnswer) unless e names one, and its tally; at
 // its deadline with onTimeout "answer" and at least one response, it ends
 // answered rather than expired (answeredBy unset: nobody's submission
-// ended it). Responses are kept however it ends.
+// ended it). Responses are kept however it ends; drafts are dropped.
 func (s *Service) endRecord(r *Record, e ending) {
 	now := s.now()
 	many := Many(*r)
@@ -43,6 +43,7 @@ func (s *Service) endRecord(r *Record, e ending) {
 	var team interaction.Answer
 	if many {
 		team, r.Tally = interaction.TeamAnswer(r.Request(), r.Responses)
+		r.Drafts = nil // what counted is in the responses; nobody can submit any more
 	}
 	if e.status == interaction.StatusAnswered {
 		ans := interaction.AnswerFrom(r.Request(), r.Progress)

@@ -69,7 +69,7 @@ func TestTeamTwoOfThree(t *testing.T) {
 		t.Fatalf("bob's submit: %s %v", rec.Status, err)
 	}
 	if rec.AnsweredBy == nil || rec.AnsweredBy.ID != bob || fmt.Sprint(rec.Answer.Answers[0].Selected) != "[Yes]" ||
-		rec.Tally["deploy"]["Yes"] != 2 || len(rec.Responses) != 2 || len(rec.Progress) != 0 {
+		rec.Tally["deploy"]["Yes"] != 2 || len(rec.Responses) != 2 || len(rec.Progress) != 0 || rec.Drafts != nil {
 		t.Fatalf("ended: by %+v answer %+v tally %v responses %d", rec.AnsweredBy, rec.Answer, rec.Tally, len(rec.Responses))
 	}
 	// Carol comes too late: told it ended, nothing counted.

@@ -160,6 +160,11 @@ func (b *Bot) ephemeral(ctx context.Context, rec asks.Record, user, text string)
 // has ended.
 func alreadyEndedNotice(r asks.Record) string {
 	if asks.Many(r) && r.Status == interaction.StatusAnswered {
+		if r.Answer != nil && r.AnsweredBy != nil {
+			if _, label, ok := interaction.Vetoed(r.Request(), *r.Answer); ok {
+				return "This question has already ended: <@" + r.AnsweredBy.ID + "> vetoed it (" + escapeText(label) + "), so your answer was not counted."
+			}
+		}
 		return fmt.Sprintf("This question has already ended: it was answered with %d of %d responses, so yours was not counted.", len(r.Responses), max(r.Wanted, 1))
 	}
 	switch r.Status {

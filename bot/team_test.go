@@ -69,7 +69,11 @@ func TestTeamNotices(t *testing.T) {
 	if got := requiredNotice(rec, errors.New("x")); !strings.Contains(got, "every required question") {
 		t.Errorf("required without names: %q", got)
 	}
-	if got := alreadyEndedNotice(rec); !strings.Contains(got, "already ended") {
+	if got := alreadyEndedNotice(rec); !strings.Contains(got, "<@U0ONE> vetoed it (No)") {
+		t.Errorf("vetoed: %q", got)
+	}
+	rec.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "deploy", Selected: []string{"Yes"}}}}
+	if got := alreadyEndedNotice(rec); !strings.Contains(got, "already ended") || !strings.Contains(got, "1 of 2 responses") {
 		t.Errorf("ended: %q", got)
 	}
 }
