@@ -23,7 +23,7 @@ const (
 )
 
 const (
-	maxCustom = 3000 // plain_text_input max_length
+	maxCustom = interaction.MaxCustomLen // plain_text_input max_length
 	// maxModalText bounds the JSON size of the texts of a modal, well
 	// inside Slack's ~250 KB view limit.
 	maxModalText = 200_000

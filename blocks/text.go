@@ -2,7 +2,7 @@ package blocks
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/slackask/slackask/interaction"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -111,18 +111,13 @@ func mrkdwn(s string) *slack.TextBlockObject {
 	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: s, Verbatim: true}
 }
 
-var (
-	userIDRe  = regexp.MustCompile(`^[UW][A-Z0-9]{1,31}$`)
-	groupIDRe = regexp.MustCompile(`^S[A-Z0-9]{1,31}$`)
-)
-
 // mention returns the mrkdwn that mentions a user (U…/W…) or user group
 // (S…) id, and false for anything else.
 func mention(id string) (string, bool) {
 	switch {
-	case userIDRe.MatchString(id):
+	case interaction.IsUserID(id):
 		return "<@" + id + ">", true
-	case groupIDRe.MatchString(id):
+	case interaction.IsUserGroupID(id):
 		return "<!subteam^" + id + ">", true
 	}
 	return "", false
