@@ -114,8 +114,7 @@ func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Reco
 }
 
 // Skip records that a person skipped question q; a one-question ask ends
-// with it.
-// A required question cannot be skipped (ErrBadChoice).
+// with it. A required question cannot be skipped (ErrBadChoice).
 func (s *Service) Skip(ctx context.Context, a Act, q int) (Record, error) {
 	return s.progress(ctx, a, q, interaction.Progress{Skipped: true})
 }
@@ -169,9 +168,10 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 // *RequiredError naming it.
 //
 // On an ask that collects several responses (Many) the picks, from
-// whichever revision, merge into the person's own draft instead, and the Submit stores their response
-// (replacing an earlier one of theirs); the ask ends only when it has the
-// responses it wants, or at once when the response selects a veto option.
+// whichever revision, merge into the person's own draft instead, and the
+// Submit stores their response (replacing an earlier one of theirs); the
+// ask ends only when it has the responses it wants, or at once when the
+// response selects a veto option.
 func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
 		many := Many(*r)
