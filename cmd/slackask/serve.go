@@ -54,8 +54,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 // serveHooks lets tests see inside a running service.
 type serveHooks struct {
 	clock    clock.Clock
-	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
-	started  func(addr string)            // called once the HTTP API listens
+	listener net.Listener        // used instead of listening on cfg.HTTPAddr
+	started  func(addr string)   // called once the HTTP API listens
 	service  func(*asks.Service) // called with the ask service once it exists
 }
 
