@@ -14,6 +14,7 @@
 package asks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -46,6 +47,12 @@ type Config struct {
 	Logger zerolog.Logger
 	// OnEnd, when set, is called after an ask ended (from any goroutine).
 	OnEnd func(interaction.Ask)
+	// Callbacks configure the delivery of ended asks to callback URLs.
+	Callbacks Callbacks
+	// PostTimeout bounds one post of a message (default 30 s). A post
+	// that times out may still have landed: its ask is kept and the
+	// message looked for (resolvePost).
+	PostTimeout time.Duration
 }
 
 // Service is the ask lifecycle. Create it with New and start its
@@ -63,6 +70,7 @@ type Service struct {
 	sched   *scheduler
 	bg      sync.WaitGroup // reminders in flight
 	stats   stats
+	posting posting
 }
 
 var (
@@ -79,6 +87,10 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
+	}
+	cfg.Callbacks.init()
+	if cfg.PostTimeout <= 0 {
+		cfg.PostTimeout = 30 * time.Second
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
 	s.waiters.init()
@@ -178,6 +190,9 @@ func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interact
 // the ask (false: the IdempotencyKey named an existing one, returned as is).
 func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
 	rec, err := s.newRecord(in)
+	if err == nil {
+		err = s.prepareReach(&rec, in)
+	}
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
@@ -186,15 +201,27 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
 	if !created {
+		if err := sameRequest(rec, in); err != nil {
+			return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
+		}
+		s.resolvePost(rec)
 		return rec.Ask, false, nil
 	}
+	s.posting.claim(rec.ID) // a retry with the key leaves this post alone
+	defer s.posting.release(rec.ID)
 	if in.User != "" {
 		if rec, err = s.openDM(ctx, rec); err != nil {
 			return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
 		}
 	}
 	rec, err = s.post(ctx, rec)
-	if err != nil {
+	if errors.Is(err, ErrOutcomeUnknown) {
+		// The message may have landed: keep the ask and find out (after
+		// this create's post has let go of it), never post blindly again.
+		s.log.Warn().Err(err).Str("ask", rec.ID).Msg("post outcome unknown; looking for the message")
+		s.posting.release(rec.ID)
+		s.resolvePost(rec)
+	} else if err != nil {
 		return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
 	}
 	s.sched.add(rec)
@@ -293,13 +320,18 @@ func (s *Service) openDM(ctx context.Context, rec Record) (Record, error) {
 // changed (or ended) while it was being posted, the message is brought in
 // step.
 func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
-	at, err := s.surface.Post(ctx, rec)
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.PostTimeout)
+	at, err := s.surface.Post(pctx, rec)
+	cancel()
 	if err != nil {
 		return rec, err
 	}
 	s.stats.posts.Add(1)
+	at.Channel = cmp.Or(at.Channel, rec.Channel)
+	link := s.permalink(ctx, rec.ID, at)
 	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 		r.Channel, r.TS, r.Synced = at.Channel, at.TS, r.Rev == rec.Rev
+		r.Permalink = cmp.Or(link, r.Permalink)
 		return nil
 	})
 	if err == nil && !rec.Synced {

@@ -35,6 +35,7 @@ func (s *Service) endRecord(r *Record, e ending) {
 	}
 	r.Rev++
 	r.Synced = false
+	s.armCallback(r, now)
 }
 
 // end ends a pending ask exactly once: the first end wins, every later one
