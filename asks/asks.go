@@ -67,7 +67,7 @@ type Service struct {
 	log     zerolog.Logger
 	waiters waiters
 	syncer  *syncer
-	sched   *scheduler
+	sched   *dispatcher
 	bg      sync.WaitGroup // reminders in flight
 	stats   stats
 	posting posting
@@ -95,7 +95,8 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
 	s.waiters.init()
 	s.syncer = newSyncer(s)
-	s.sched = newScheduler(s)
+	s.sched = newDispatcher(s)
+	s.store = wakeStore{Store: cfg.Store, s: s}
 	return s, nil
 }
 
@@ -104,6 +105,8 @@ func New(cfg Config) (*Service, error) {
 // brings messages in step with their records. It returns once every
 // update and reminder it started has finished.
 func (s *Service) Run(ctx context.Context) {
+	stop := s.watchEnds()
+	defer stop()
 	var bg sync.WaitGroup
 	bg.Go(func() { s.syncer.run(ctx) })
 	bg.Go(func() { s.sched.run(ctx) })
