@@ -97,6 +97,7 @@ func New(cfg Config) (*Service, error) {
 	s.syncer = newSyncer(s)
 	s.sched = newDispatcher(s)
 	s.store = wakeStore{Store: cfg.Store, s: s}
+	s.AddDuty(s.callbackDuty())
 	return s, nil
 }
 

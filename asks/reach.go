@@ -96,9 +96,36 @@ func (s *Service) armCallback(r *Record, now time.Time) {
 	r.WakeAt = now
 }
 
+// dutyCallback names the delivery of ended asks to their callback URLs
+// among the dispatcher's duties.
+const dutyCallback = "callback"
+
+// callbackDuty is the delivery as a dispatcher duty: an ended record whose
+// delivery is not over is due at Callback.Next, on whichever replica
+// claims it, so an attempt survives restarts and is made by one replica
+// at a time.
+func (s *Service) callbackDuty() Duty {
+	return Duty{
+		Name: dutyCallback,
+		When: func(rec Record) time.Time {
+			if !rec.Status.Ended() || rec.Callback.Done() {
+				return time.Time{}
+			}
+			if rec.Callback.Sending.After(rec.Callback.Next) {
+				return rec.Callback.Sending
+			}
+			return rec.Callback.Next
+		},
+		Do: func(ctx context.Context, rec Record) error {
+			_, err := s.deliverCallback(ctx, rec)
+			return err
+		},
+	}
+}
+
 // callbackDue reports whether rec has a delivery attempt due at now.
 func callbackDue(rec Record, now time.Time) bool {
-	return rec.Status.Ended() && !rec.Callback.Done() && !rec.Callback.Next.After(now)
+	return rec.Status.Ended() && !rec.Callback.Done() && !rec.Callback.Next.After(now) && !rec.Callback.Sending.After(now)
 }
 
 // deliverCallback makes the delivery attempt of the ended ask rec that is
@@ -114,6 +141,25 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 		return rec, nil
 	}
 	cb := &s.cfg.Callbacks
+	// Claim the attempt in the record first: a write of the record by
+	// anyone (which moves its WakeAt) or another replica's claim must not
+	// start a second attempt while this one is in flight, or one end
+	// could be delivered twice.
+	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
+		if !callbackDue(*r, start) {
+			return errNoChange
+		}
+		c := *r.Callback
+		c.Sending = start.Add(cb.Deliverer.Timeout() + 5*time.Second)
+		r.Callback = &c
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		return s.store.Get(context.WithoutCancel(ctx), rec.ID)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
+	}
 	url := s.callbackURL(rec)
 	var res webhook.Result
 	body, err := json.Marshal(rec.Ask)
@@ -127,11 +173,12 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 	}
 	now := s.now()
 	out, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		if r.Callback.Done() || r.Callback.Attempts != rec.Callback.Attempts {
+		if r.Callback.Done() || r.Callback.Attempts != rec.Callback.Attempts || !r.Callback.Sending.Equal(rec.Callback.Sending) {
 			return errNoChange // another replica's attempt got there first
 		}
 		c := *r.Callback
 		c.Attempts++
+		c.Sending = time.Time{}
 		if c.First.IsZero() {
 			c.First = start
 		}

@@ -222,7 +222,7 @@ func TestDeliverCallbackRetriesUntilDelivered(t *testing.T) {
 
 	// 500: retried later.
 	rec, err = svc.deliverCallback(ctx, rec)
-	if err != nil || rec.Callback.Attempts != 1 || rec.Callback.Done() || !rec.WakeAt.After(clk.Now()) || !rec.WakeAt.Equal(rec.Callback.Next) {
+	if err != nil || rec.Callback.Attempts != 1 || rec.Callback.Done() || rec.WakeAt.After(rec.Callback.Next) {
 		t.Fatalf("after a 500: %+v wake %v, %v", rec.Callback, rec.WakeAt, err)
 	}
 	// Not due yet: nothing is sent.
@@ -240,7 +240,7 @@ func TestDeliverCallbackRetriesUntilDelivered(t *testing.T) {
 	}
 	clk.Advance(time.Hour)
 	rec, _ = svc.deliverCallback(ctx, rec)
-	if rec.Callback.Delivered.IsZero() || rec.Callback.Attempts != 3 || !rec.WakeAt.IsZero() {
+	if rec.Callback.Delivered.IsZero() || rec.Callback.Attempts != 3 {
 		t.Fatalf("after a 200: %+v wake %v", rec.Callback, rec.WakeAt)
 	}
 	// Delivered: never sent again, even when handed the record again.
@@ -271,7 +271,7 @@ func TestDeliverCallbackGivesUp(t *testing.T) {
 	ctx := context.Background()
 	// A permanent refusal (410) stops at once.
 	a := endedAsk(t, svc)
-	if a, _ = svc.deliverCallback(ctx, a); !a.Callback.GaveUp || a.Callback.Attempts != 1 || !a.WakeAt.IsZero() {
+	if a, _ = svc.deliverCallback(ctx, a); !a.Callback.GaveUp || a.Callback.Attempts != 1 {
 		t.Fatalf("after a 410: %+v", a.Callback)
 	}
 	// 503s until the window closes.
@@ -376,5 +376,44 @@ func TestRefusedPostStillDrops(t *testing.T) {
 	}
 	if asks, _ := svc.List(context.Background(), interaction.ListFilter{}); len(asks) != 0 {
 		t.Fatalf("%d asks kept", len(asks))
+	}
+}
+
+// The dispatcher delivers an ended ask's callback, retrying a 500, and
+// never again after the 2xx.
+func TestDispatcherDeliversCallbacks(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	rc.statuses = []int{http.StatusInternalServerError}
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
+			Schedule: webhook.Schedule{First: 50 * time.Millisecond, Max: 50 * time.Millisecond, GiveUpAfter: time.Minute, Jitter: -1}}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	waitFor(t, "the callback delivered", func() bool {
+		rec, _ = svc.store.Get(ctx, ask.ID)
+		return !rec.Callback.Delivered.IsZero()
+	})
+	// Another ask's delivery is a later event: by then the first one's
+	// would have been sent again if it were.
+	other, _ := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	svc.Withdraw(ctx, other.ID)
+	waitFor(t, "the second callback delivered", func() bool {
+		r, _ := svc.store.Get(ctx, other.ID)
+		return !r.Callback.Delivered.IsZero()
+	})
+	if n, bad := rc.requests(); n != 3 || bad != 0 || rec.Callback.Attempts != 2 {
+		t.Fatalf("%d requests (%d badly signed), %d attempts", n, bad, rec.Callback.Attempts)
 	}
 }

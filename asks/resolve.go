@@ -10,6 +10,10 @@ import (
 	"github.com/slackask/slackask/internal/backoff"
 )
 
+// errBeingPosted: the dispatcher found an unposted ask that this process
+// is posting or resolving right now; it tries again later.
+var errBeingPosted = errors.New("asks: the ask is being posted by this process")
+
 // resolveTries bounds the rounds of one resolution; an ask still
 // unresolved after them is resolved by the next start's recovery (or by a
 // retried create with its idempotency key).

@@ -82,6 +82,10 @@ func (s *Service) recoverOne(ctx context.Context, rec Record) {
 // in between, or its post failed in a way that kept the record), adopting
 // an earlier post of it when the surface has one.
 func (s *Service) postLeft(ctx context.Context, rec Record) error {
+	if !s.posting.claim(rec.ID) {
+		return errBeingPosted // by this process's create or resolvePost: never twice
+	}
+	defer s.posting.release(rec.ID)
 	var err error
 	if rec.User != "" && !interaction.IsConversationID(rec.Channel) {
 		rec, err = s.openDM(ctx, rec)

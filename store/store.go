@@ -74,6 +74,9 @@ type Callback struct {
 	First time.Time `json:"first,omitzero"`
 	// Next is when the next attempt is due; zero once done.
 	Next time.Time `json:"next,omitzero"`
+	// Sending, while in the future, is when the attempt in flight (by
+	// any replica) will have ended: no other attempt starts before it.
+	Sending time.Time `json:"sending,omitzero"`
 	// Delivered is when the receiver answered 2xx: never sent again.
 	Delivered time.Time `json:"delivered,omitzero"`
 	// GaveUp is set when delivery stopped without a 2xx (a permanent
