@@ -196,6 +196,31 @@ func (b *Bot) ephemeral(ctx context.Context, rec asks.Record, user, text string)
 	}
 }
 
+// unknownNotice is the ephemeral for a person acting on a message whose
+// ask is not (or no longer) in the store.
+const unknownNotice = "This question is no longer available."
+
+// closeUnknown answers an act on a message whose ask is unknown (pruned,
+// or lost to a post whose outcome was never settled): the person is told,
+// and the message is closed (rendered without controls) so nobody else
+// clicks in vain. Only acts from this workspace and app change a message.
+func (b *Bot) closeUnknown(ctx context.Context, act asks.Act) {
+	team, app := b.Home()
+	if act.Channel == "" || act.TS == "" || act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
+		return
+	}
+	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: act.Channel}}
+	b.ephemeral(ctx, rec, act.By.ID, unknownNotice)
+	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := b.api.UpdateMessageContext(ctx, act.Channel, act.TS, slack.MsgOptionText(unknownNotice, false),
+			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "_"+unknownNotice+"_", false, false), nil, nil)))
+		return err
+	})
+	if err != nil {
+		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("could not close the message of an unknown ask")
+	}
+}
+
 // alreadyEndedNotice is the ephemeral for a person acting on an ask that
 // has ended.
 func alreadyEndedNotice(r asks.Record) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres"
 	"github.com/slackask/slackask/store/sqlite"
+	"github.com/slackask/slackask/webhook"
 )
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -54,8 +55,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 // serveHooks lets tests see inside a running service.
 type serveHooks struct {
 	clock    clock.Clock
-	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
-	started  func(addr string)            // called once the HTTP API listens
+	listener net.Listener        // used instead of listening on cfg.HTTPAddr
+	started  func(addr string)   // called once the HTTP API listens
 	service  func(*asks.Service) // called with the ask service once it exists
 }
 
@@ -87,9 +88,13 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	if err != nil {
 		return err
 	}
+	guard := webhook.Guard{AllowPrivate: cfg.CallbackAllowPrivate}
+	deliverer := webhook.NewDeliverer(webhook.Options{Guard: guard})
+	defer deliverer.CloseIdleConnections()
 	svc, err := asks.New(asks.Config{
 		Store: slots.Store(st), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
+		Callbacks: asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
 	})
 	if err != nil {
 		return err
