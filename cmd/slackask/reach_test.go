@@ -181,3 +181,37 @@ func TestProcessCallbackSurvivesKill9(t *testing.T) {
 		t.Fatalf("first ask delivered %d times (%d bad signatures): %+v", len(ok), bad, ok)
 	}
 }
+
+// TestE2ESlowPostKeepsTheAsk: Slack applies chat.postMessage but answers
+// after the post's timeout. The create answers 201 with the ask pending and
+// no ts yet; the message is found and adopted (GET shows its ts), a retry
+// with the key returns the same ask without a second message, and a click
+// on the message answers the ask.
+func TestE2ESlowPostKeepsTheAsk(t *testing.T) {
+	h := start(t, func(h *harness) { h.postTimeout = 300 * time.Millisecond })
+	h.fake.DelayNext("chat.postMessage", 1, 5*time.Second)
+	in := ask1(question("go", "Ship it?", "yes", "no"))
+	in.IdempotencyKey = "slow-1"
+	var ask interaction.Ask
+	if code := h.do("POST", "/v1/asks", in, &ask); code != http.StatusCreated || ask.TS != "" || ask.Status != interaction.StatusPending {
+		t.Fatalf("create: %d %+v", code, ask)
+	}
+	var got interaction.Ask
+	waitUntil(t, "the message adopted", 10*time.Second, func() bool { got = h.get(ask.ID); return got.TS != "" })
+	var again interaction.Ask
+	if code := h.do("POST", "/v1/asks", in, &again); code != http.StatusOK || again.ID != ask.ID {
+		t.Fatalf("retry: %d %+v", code, again)
+	}
+	if n := len(h.fake.Messages(channel)); n != 1 {
+		t.Fatalf("%d messages", n)
+	}
+	if _, err := h.fake.Person(alice).Select(ctxT(t), channel, got.TS, control(0, "select"), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if end := h.waitAsk(ask.ID); end.Status != interaction.StatusAnswered {
+		t.Fatalf("after the click: %+v", end)
+	}
+	if n := h.fake.CallCount("chat.postMessage"); n != 1 {
+		t.Fatalf("%d chat.postMessage calls", n)
+	}
+}

@@ -58,6 +58,8 @@ type serveHooks struct {
 	listener net.Listener        // used instead of listening on cfg.HTTPAddr
 	started  func(addr string)   // called once the HTTP API listens
 	service  func(*asks.Service) // called with the ask service once it exists
+	// postTimeout bounds each chat.postMessage (0: the lifecycle's default).
+	postTimeout time.Duration
 }
 
 // serve wires config → store → lifecycle (asks) → Slack adapter (bot) →
@@ -94,7 +96,8 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	svc, err := asks.New(asks.Config{
 		Store: slots.Store(st), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
-		Callbacks: asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
+		PostTimeout: hooks.postTimeout,
+		Callbacks:   asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
 	})
 	if err != nil {
 		return err
