@@ -118,7 +118,9 @@ func start(t *testing.T, opts ...option) *harness {
 	log := zerolog.New(io.MultiWriter(h.logs)).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock, postTimeout: h.postTimeout}) }()
+	go func() {
+		done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock, postTimeout: h.postTimeout})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
