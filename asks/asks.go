@@ -71,6 +71,10 @@ type Service struct {
 	bg      sync.WaitGroup // reminders in flight
 	stats   stats
 	posting posting
+	// life ends with Run's ctx: background work started outside Run
+	// (resolvePost) stops with it.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 var (
@@ -94,6 +98,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
 	s.waiters.init()
+	s.life, s.endLife = context.WithCancel(context.Background())
 	s.syncer = newSyncer(s)
 	s.sched = newDispatcher(s)
 	s.store = wakeStore{Store: cfg.Store, s: s}
@@ -106,6 +111,7 @@ func New(cfg Config) (*Service, error) {
 // brings messages in step with their records. It returns once every
 // update and reminder it started has finished.
 func (s *Service) Run(ctx context.Context) {
+	context.AfterFunc(ctx, s.endLife)
 	stop := s.watchEnds()
 	defer stop()
 	var bg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // errBeingPosted: the dispatcher found an unposted ask that this process
@@ -70,7 +71,9 @@ func (s *Service) resolvePost(rec Record) {
 				return
 			}
 			s.log.Warn().Err(err).Str("ask", rec.ID).Int("try", try).Msg("resolving the ask's post")
-			time.Sleep(b.Next())
+			if !clock.Sleep(s.life, b.Next()) {
+				return // stopping: the dispatcher settles it (postLeft)
+			}
 		}
 	})
 }
@@ -78,7 +81,7 @@ func (s *Service) resolvePost(rec Record) {
 // resolveOnce makes one round of resolvePost; done once the ask has a
 // message, ended without one, or is gone.
 func (s *Service) resolveOnce(id string) (done bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*s.cfg.PostTimeout)
+	ctx, cancel := context.WithTimeout(s.life, 2*s.cfg.PostTimeout)
 	defer cancel()
 	rec, err := s.store.Get(ctx, id)
 	if isNotFound(err) {

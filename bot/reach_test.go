@@ -176,3 +176,37 @@ func TestClickOnUnknownAskClosesTheMessage(t *testing.T) {
 		return !strings.Contains(string(m.Blocks), `"actions"`) && strings.Contains(string(m.Blocks), "no longer available")
 	})
 }
+
+// A post that landed just before a crash, before its ts was stored, is
+// adopted after the restart even when 250 messages came after it while
+// slackask was down: recovery pages back, and posts nothing.
+func TestRecoveryAdoptsAPostBehind250Messages(t *testing.T) {
+	r := newRig(t)
+	b := r.wire()
+	ctx := r.ctx()
+	rec := store.Record{Ask: interaction.Ask{ID: "aburied", Status: interaction.StatusPending, Questions: twoQuestions().Questions,
+		Channel: chanID, CreatedAt: r.clock.Now().Add(-time.Minute)}, Rev: 1}
+	if _, _, err := r.store.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	at, err := b.bot.Post(ctx, rec) // landed; the process died before storing its ts
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 250 {
+		if _, _, err := b.bot.api.PostMessageContext(ctx, chanID, slack.MsgOptionText(fmt.Sprintf("chatter %d", i), false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, _ := r.start()
+	r.waitFor("the earlier post adopted", func() bool {
+		got, _ := run.Get(context.Background(), rec.ID)
+		return got.TS != ""
+	})
+	if got, _ := run.Get(ctx, rec.ID); got.TS != at.TS {
+		t.Fatalf("ts %q, want the earlier post %q", got.TS, at.TS)
+	}
+	if n := r.fake.CallCount("chat.postMessage"); n != 251 {
+		t.Fatalf("%d chat.postMessage calls, want 251 (no second post of the ask)", n)
+	}
+}
