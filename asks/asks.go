@@ -214,7 +214,7 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 		if err := sameRequest(rec, in); err != nil {
 			return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 		}
-		s.resolvePost(rec)
+		s.resolveLeft(rec)
 		return rec.Ask, false, nil
 	}
 	s.posting.claim(rec.ID) // a retry with the key leaves this post alone

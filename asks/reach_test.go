@@ -417,3 +417,33 @@ func TestDispatcherDeliversCallbacks(t *testing.T) {
 		t.Fatalf("%d requests (%d badly signed), %d attempts", n, bad, rec.Callback.Attempts)
 	}
 }
+
+// A retried create that finds the ask without a ts leaves it alone while a
+// post of it may still be in flight (in another process), and settles it
+// once no post can be.
+func TestRetryResolvesOnlyAfterPostsEnded(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	svc, surf := newReachRig(t, func(c *Config) { c.Clock = clk })
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "elsewhere"}
+	rec := Record{Ask: interaction.Ask{ID: "aelsewhere", Status: interaction.StatusPending, Questions: in.Questions,
+		Channel: chanID, CreatedAt: clk.Now()}, IdempotencyKey: in.IdempotencyKey, Fingerprint: in.Fingerprint(), Rev: 1}
+	if _, _, err := svc.store.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := svc.Create(ctx, in); err != nil || a.ID != rec.ID {
+		t.Fatalf("retry: %+v %v", a, err)
+	}
+	svc.bg.Wait()
+	if n := surf.count(&surf.posts, rec.ID); n != 0 {
+		t.Fatalf("%d posts while another process may be posting", n)
+	}
+	clk.Advance(time.Minute)
+	if _, err := svc.Create(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	svc.bg.Wait()
+	if n := surf.count(&surf.posts, rec.ID); n != 1 {
+		t.Fatalf("%d posts after the post timeout", n)
+	}
+}

@@ -78,6 +78,16 @@ func (s *Service) resolvePost(rec Record) {
 	})
 }
 
+// resolveLeft is resolvePost for an ask a retried create found without a
+// ts: only once no post of it can still be in flight anywhere (a post is
+// bounded by PostTimeout), so that a retry arriving at another replica
+// while the first one posts never posts a second message.
+func (s *Service) resolveLeft(rec Record) {
+	if rec.TS == "" && s.now().Sub(rec.CreatedAt) > s.cfg.PostTimeout+5*time.Second {
+		s.resolvePost(rec)
+	}
+}
+
 // resolveOnce makes one round of resolvePost; done once the ask has a
 // message, ended without one, or is gone.
 func (s *Service) resolveOnce(id string) (done bool, err error) {
