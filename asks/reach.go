@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
@@ -123,6 +125,22 @@ func (s *Service) callbackDuty() Duty {
 	}
 }
 
+// redactURL replaces raw, a callback URL, in msg by its scheme, host and
+// path: a URL's query often carries a token, and the error is logged and
+// stored.
+func redactURL(msg, raw string) string {
+	u, err := neturl.Parse(raw)
+	if raw == "" || err != nil || (u.RawQuery == "" && u.Fragment == "") {
+		return msg
+	}
+	short := (&neturl.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String() + "?…"
+	msg = strings.ReplaceAll(msg, raw, short)
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
+	}
+	return msg
+}
+
 // callbackDue reports whether rec has a delivery attempt due at now.
 func callbackDue(rec Record, now time.Time) bool {
 	return rec.Status.Ended() && !rec.Callback.Done() && !rec.Callback.Next.After(now) && !rec.Callback.Sending.After(now)
@@ -187,9 +205,9 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 		case webhook.Delivered:
 			c.Delivered = now
 		case webhook.Permanent:
-			c.GaveUp, c.LastError = true, res.Err.Error()
+			c.GaveUp, c.LastError = true, redactURL(res.Err.Error(), url)
 		default:
-			c.LastError = res.Err.Error()
+			c.LastError = redactURL(res.Err.Error(), url)
 			at, giveUp := res.RetryAt(cb.Schedule, c.Attempts, c.First, now)
 			if giveUp {
 				c.GaveUp = true

@@ -447,3 +447,10 @@ func TestRetryResolvesOnlyAfterPostsEnded(t *testing.T) {
 		t.Fatalf("%d posts after the post timeout", n)
 	}
 }
+
+func TestCallbackErrorsHideTheQuery(t *testing.T) {
+	got := redactURL(`webhook: deliver: Post "https://hooks.example.com/x?token=SECRET123": dial tcp: refused`, "https://hooks.example.com/x?token=SECRET123")
+	if strings.Contains(got, "SECRET123") || !strings.Contains(got, "https://hooks.example.com/x") {
+		t.Fatalf("redacted: %s", got)
+	}
+}
