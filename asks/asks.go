@@ -338,16 +338,19 @@ func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
 	}
 	s.stats.posts.Add(1)
 	at.Channel = cmp.Or(at.Channel, rec.Channel)
-	link := s.permalink(ctx, rec.ID, at)
 	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 		r.Channel, r.TS, r.Synced = at.Channel, at.TS, r.Rev == rec.Rev
-		r.Permalink = cmp.Or(link, r.Permalink)
 		return nil
 	})
-	if err == nil && !rec.Synced {
+	if err != nil {
+		return rec, err
+	}
+	if !rec.Synced {
 		s.syncer.mark(rec)
 	}
-	return rec, err
+	// The ts is stored first: the window in which a crash leaves a posted
+	// message unknown to its record stays one store write wide.
+	return s.storePermalink(ctx, rec), nil
 }
 
 // Get implements interaction.AskService.

@@ -134,25 +134,50 @@ func (s *Service) resolveOnce(id string) (done bool, err error) {
 // adopt stores ts, found in the conversation, as the message of rec, and
 // brings that message in step with the record.
 func (s *Service) adopt(ctx context.Context, rec Record, ts string) (Record, error) {
-	link := s.permalink(ctx, rec.ID, Posted{Channel: rec.Channel, TS: ts})
 	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 		if r.TS != "" {
 			return errNoChange
 		}
 		r.TS, r.Rev, r.Synced = ts, r.Rev+1, false
-		if link != "" {
-			r.Permalink = link
-		}
 		return nil
 	})
 	if errors.Is(err, errNoChange) {
 		return s.store.Get(ctx, rec.ID)
 	}
-	if err == nil {
-		s.log.Info().Str("ask", rec.ID).Str("ts", ts).Msg("adopted the ask's message")
-		s.syncer.mark(rec)
+	if err != nil {
+		return rec, err
 	}
-	return rec, err
+	s.log.Info().Str("ask", rec.ID).Str("ts", ts).Msg("adopted the ask's message")
+	s.syncer.mark(rec)
+	return s.storePermalink(ctx, rec), nil
+}
+
+// storePermalink gets the link to rec's message and stores it in the ask;
+// rec as it then stands (unchanged when there is no link: a link is a
+// convenience and its failure is only logged).
+func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
+	if rec.Permalink != "" {
+		return rec
+	}
+	link := s.permalink(ctx, rec.ID, Posted{Channel: rec.Channel, TS: rec.TS})
+	if link == "" {
+		return rec
+	}
+	out, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		if r.Permalink != "" {
+			return errNoChange
+		}
+		r.Permalink = link
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, errNoChange) {
+			s.log.Warn().Err(err).Str("ask", rec.ID).Msg("could not store the message's permalink")
+		}
+		rec.Permalink = link
+		return rec
+	}
+	return out
 }
 
 // permalink asks the surface, once, for a link to the message at; "" when
