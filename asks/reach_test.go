@@ -454,3 +454,30 @@ func TestCallbackErrorsHideTheQuery(t *testing.T) {
 		t.Fatalf("redacted: %s", got)
 	}
 }
+
+// A retried create that finds the ask without a ts adopts its message at
+// once when the message exists (its creator died between the post and
+// storing the ts), however young the ask.
+func TestRetryAdoptsAPostedMessageAtOnce(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "died"}
+	rec := Record{Ask: interaction.Ask{ID: "adied", Status: interaction.StatusPending, Questions: in.Questions,
+		Channel: chanID, CreatedAt: time.Now()}, IdempotencyKey: in.IdempotencyKey, Fingerprint: in.Fingerprint(), Rev: 1}
+	if _, _, err := svc.store.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	surf.mu.Lock()
+	surf.found[rec.ID] = "1700000000.000042"
+	surf.mu.Unlock()
+	if _, err := svc.Create(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	svc.bg.Wait()
+	if got, _ := svc.store.Get(ctx, rec.ID); got.TS != "1700000000.000042" || got.Permalink == "" {
+		t.Fatalf("not adopted: ts %q permalink %q", got.TS, got.Permalink)
+	}
+	if n := surf.count(&surf.posts, rec.ID); n != 0 {
+		t.Fatalf("%d posts", n)
+	}
+}

@@ -54,7 +54,11 @@ func (p *posting) release(id string) {
 // when there is none, posts it (a pending ask only) — once for all the
 // callers that ask for it at the same time. An ask being posted or
 // resolved by this process already is left to that.
-func (s *Service) resolvePost(rec Record) {
+func (s *Service) resolvePost(rec Record) { s.settle(rec, true) }
+
+// settle is resolvePost; without mayPost a message that is not found is
+// left to whoever may still be posting it (or to the dispatcher).
+func (s *Service) settle(rec Record, mayPost bool) {
 	if rec.TS != "" || !s.posting.claim(rec.ID) {
 		return
 	}
@@ -62,7 +66,7 @@ func (s *Service) resolvePost(rec Record) {
 		defer s.posting.release(rec.ID)
 		b := backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
 		for try := 1; ; try++ {
-			done, err := s.resolveOnce(rec.ID)
+			done, err := s.resolveOnce(rec.ID, mayPost)
 			if done {
 				return
 			}
@@ -78,19 +82,21 @@ func (s *Service) resolvePost(rec Record) {
 	})
 }
 
-// resolveLeft is resolvePost for an ask a retried create found without a
-// ts: only once no post of it can still be in flight anywhere (a post is
-// bounded by PostTimeout), so that a retry arriving at another replica
-// while the first one posts never posts a second message.
+// resolveLeft settles an ask a retried create found without a ts (its
+// creator may have died between the post and storing the ts): its message
+// is looked for and adopted at once, but posted only once no post of it
+// can still be in flight anywhere (a post is bounded by PostTimeout), so
+// that a retry arriving at another replica while the first one posts
+// never posts a second message.
 func (s *Service) resolveLeft(rec Record) {
-	if rec.TS == "" && s.now().Sub(rec.CreatedAt) > s.cfg.PostTimeout+5*time.Second {
-		s.resolvePost(rec)
+	if rec.TS == "" {
+		s.settle(rec, s.now().Sub(rec.CreatedAt) > s.cfg.PostTimeout+5*time.Second)
 	}
 }
 
-// resolveOnce makes one round of resolvePost; done once the ask has a
-// message, ended without one, or is gone.
-func (s *Service) resolveOnce(id string) (done bool, err error) {
+// resolveOnce makes one round of settle; done once the ask has a message,
+// ended without one, is gone, or (without mayPost) was not found.
+func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 	ctx, cancel := context.WithTimeout(s.life, 2*s.cfg.PostTimeout)
 	defer cancel()
 	rec, err := s.store.Get(ctx, id)
@@ -108,8 +114,8 @@ func (s *Service) resolveOnce(id string) (done bool, err error) {
 	case ts != "":
 		_, err = s.adopt(ctx, rec, ts)
 		return err == nil, err
-	case rec.Status.Ended():
-		return true, nil // nothing was posted, and nothing is to be now
+	case rec.Status.Ended() || !mayPost:
+		return true, nil // nothing to adopt; nothing to post (now)
 	}
 	rec, err = s.post(ctx, rec)
 	switch {
