@@ -379,3 +379,30 @@ func TestDutyRunsUntilDone(t *testing.T) {
 		}
 	})
 }
+
+// A sole process (SQLite) posts an ask an earlier process left unposted as
+// soon as it starts: no other replica can be posting it.
+func TestSoleProcessPostsLeftAsksAtStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		surf := newSurface()
+		svc, err := New(Config{Store: st, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop(), SoleProcess: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := svc.newRecord(interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.store.Create(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // the earlier process died a second ago
+		r := &replicas{t: t, st: st, surf: surf, svcs: []*Service{svc}}
+		r.run(0)
+		synctest.Wait()
+		if n := surf.count(&surf.posts, rec.ID); n != 1 || r.get(rec.ID).TS == "" {
+			t.Fatalf("%d posts at start, ts %q", n, r.get(rec.ID).TS)
+		}
+	})
+}
