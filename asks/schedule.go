@@ -43,12 +43,20 @@ func (s *Service) remind(ctx context.Context, id string) {
 // theirs, and messages out of step are updated at once rather than after
 // syncGrace.
 func (s *Service) recover(ctx context.Context) {
+	start := s.now()
 	pending, err := s.store.Pending(ctx)
 	if err != nil {
 		s.log.Error().Err(err).Msg("recover: list pending asks")
 		return
 	}
 	for _, rec := range pending {
+		if s.cfg.SoleProcess && rec.TS == "" && rec.CreatedAt.Before(start) {
+			// Stored by an earlier process, which is gone: post it now.
+			if err := s.postLeft(ctx, rec); err != nil {
+				s.log.Error().Err(err).Str("ask", rec.ID).Msg("recover: post")
+			}
+			continue
+		}
 		s.recoverOne(ctx, rec)
 	}
 	const page = 1000

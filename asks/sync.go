@@ -169,18 +169,22 @@ func (s *Service) resyncStale(a Act, rec *Record) {
 	s.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		var pending *Record // unsynced already: its update is due; bring it forward
 		cur, err := s.store.Update(ctx, r.ID, func(x *Record) error {
-			if x.Rev != r.Rev || !x.Synced {
+			switch {
+			case x.Rev != r.Rev:
+				return errNoChange // moved on: that change brings the message in step
+			case !x.Synced:
+				c := store.Clone(*x)
+				pending = &c
 				return errNoChange
 			}
 			x.Synced = false
 			return nil
 		})
 		switch {
-		case errors.Is(err, errNoChange):
-			if cur, err = s.store.Get(ctx, r.ID); err != nil || cur.Synced {
-				return
-			}
+		case errors.Is(err, errNoChange) && pending != nil:
+			cur = *pending
 		case err != nil:
 			return
 		}
