@@ -195,8 +195,11 @@ func (s *Service) Ask(ctx context.Context, r interaction.Request) (interaction.A
 
 // Create implements interaction.AskService: it validates in, stores the
 // ask, posts its message and returns it pending. Errors: the validation
-// codes, SLACK_ERROR when the surface refuses the post (nothing is kept
-// then).
+// codes, IDEMPOTENCY_MISMATCH for a used IdempotencyKey with another
+// request, SLACK_ERROR when the surface refuses the post (nothing is kept
+// then). When the post's outcome is unknown (ErrOutcomeUnknown) the ask is
+// kept and returned without TS; its message is looked for and adopted, or
+// posted once, in the background.
 func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
 	ask, _, err := s.CreateIdempotent(ctx, in)
 	return ask, err
