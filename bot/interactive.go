@@ -267,6 +267,7 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Str("user", trim(act.By.ID)).Msg("payload does not belong to the ask")
 	case interaction.ErrorCode(err) == interaction.NotFound:
 		b.log.Info().Str("ask", trim(act.AskID)).Msg("payload for an unknown ask")
+		b.closeUnknown(ctx, act)
 	case errors.Is(err, asks.ErrBadChoice):
 		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Msg("payload with impossible values")
 	default:

@@ -58,9 +58,44 @@ type Record struct {
 	// elsewhere".
 	Note string `json:"note,omitempty"`
 
+	// Fingerprint is AskInput.Fingerprint of the request that created the
+	// ask: a later create with the same IdempotencyKey and another
+	// fingerprint is refused (IDEMPOTENCY_MISMATCH). Empty for records
+	// created before it was kept: those match any request.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Callback is the durable state of the delivery of the ended ask to
+	// Ask.CallbackURL; nil while the ask is pending or has no callback.
+	Callback *Callback `json:"callback,omitempty"`
+
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
 }
+
+// Callback is where the delivery of an ended ask to its callback URL
+// stands. It lives in the record so that delivery resumes after a restart
+// and, with WakeAt, is handed to one replica at a time by ClaimDue.
+type Callback struct {
+	// Attempts counts the attempts made so far.
+	Attempts int `json:"attempts,omitempty"`
+	// First is when the first attempt was made; the retry window runs
+	// from it.
+	First time.Time `json:"first,omitzero"`
+	// Next is when the next attempt is due; zero once done.
+	Next time.Time `json:"next,omitzero"`
+	// Sending, while in the future, is when the attempt in flight (by
+	// any replica) will have ended: no other attempt starts before it.
+	Sending time.Time `json:"sending,omitzero"`
+	// Delivered is when the receiver answered 2xx: never sent again.
+	Delivered time.Time `json:"delivered,omitzero"`
+	// GaveUp is set when delivery stopped without a 2xx (a permanent
+	// refusal, or the retry window passed).
+	GaveUp bool `json:"gaveUp,omitempty"`
+	// LastError says why the last attempt failed.
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Done reports whether the delivery has ended (delivered or given up).
+func (c *Callback) Done() bool { return c == nil || !c.Delivered.IsZero() || c.GaveUp }
 
 // Filter selects records for List.
 type Filter struct {
@@ -155,6 +190,10 @@ func Clone(r Record) Record {
 		c.Agent = &a
 	}
 	c.ExpiresAt = cloneTime(r.ExpiresAt)
+	if r.Callback != nil {
+		cb := *r.Callback
+		c.Callback = &cb
+	}
 	c.EndedAt = cloneTime(r.EndedAt)
 	if r.Answer != nil {
 		a := cloneAnswer(*r.Answer)

@@ -71,6 +71,8 @@ type harness struct {
 	logs  *syncBuffer
 	// fakeCfg configures the Slack fake (its tokens follow cfg's).
 	fakeCfg slackfake.Config
+	// postTimeout bounds each post (0: the default).
+	postTimeout time.Duration
 }
 
 // syncBuffer collects log lines from many goroutines.
@@ -116,7 +118,9 @@ func start(t testing.TB, opts ...option) *harness {
 	log := zerolog.New(io.MultiWriter(h.logs)).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock}) }()
+	go func() {
+		done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock, postTimeout: h.postTimeout})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
