@@ -251,7 +251,14 @@ func (s *Service) Check(ctx context.Context, a Act) (Record, error) {
 // the message update); one that alters what the message shows queues the
 // update. On refusal the record is the one the act was judged on.
 func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, _ error) {
-	defer s.resyncStale(a, &out)
+	// A click on an older rendering resyncs the message, unless the click
+	// itself changed the record (its change brings the message in step).
+	applied := false
+	defer func() {
+		if !applied {
+			s.resyncStale(a, &out)
+		}
+	}()
 	groupsChecked := false
 	for waits := 0; ; {
 		var seen Record
@@ -267,6 +274,7 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 		})
 		switch {
 		case err == nil:
+			applied = true
 			if rec.Status.Ended() {
 				s.ended(rec) // admit refuses ended asks: this act ended it
 			} else if !rec.Synced {
