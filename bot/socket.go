@@ -350,6 +350,7 @@ type inbound struct {
 	id        string
 	frame     *bytes.Buffer // from readFrame; the dispatcher releases it
 	acked     bool
+	release   func() // counts the envelope settled on its connection; nil when acked
 	closeConn bool
 }
 
@@ -549,11 +550,18 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
 			f.acked = true
+		} else {
+			// Counted unsettled from the moment it is read, so that a
+			// shutdown's closer never closes the connection under it.
+			f.release = c.track()
 		}
 		select {
 		case in <- f:
 		case <-wctx.Done():
 			releaseFrame(buf)
+			if f.release != nil {
+				f.release()
+			}
 			return wctx.Err()
 		}
 	}
@@ -601,7 +609,7 @@ func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	if !f.acked {
 		conn, id := f.conn, f.id
 		env.ackFn = func(payload any) error { return conn.ack(id, payload) }
-		env.release = conn.track()
+		env.release = f.release
 	}
 	slotted := !behind && s.Slots != nil
 	if slotted && !s.Slots.Acquire(ctx) {

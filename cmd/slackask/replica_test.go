@@ -469,6 +469,11 @@ func TestRollingRestartLosesNoClick(t *testing.T) {
 	// after its last ack; an envelope Slack writes in the instant before
 	// it reads that close frame cannot be acked (a websocket sends
 	// nothing after its close frame). At most one per stopped replica.
+	for _, f := range r.fake.FailedInteractions() {
+		if !f.Delivered {
+			t.Fatalf("a click found no connection for 3 s during the restarts: %+v", f)
+		}
+	}
 	if unacked > len(r.reps) || failed.Load() > int64(len(r.reps)) {
 		t.Fatalf("%d clicks not acked within 3 s (%d failed) over %d restarts: %+v", unacked, failed.Load(), len(r.reps), r.fake.FailedInteractions())
 	}
