@@ -221,6 +221,22 @@ func TestReplicasActAsOne(t *testing.T) {
 		}
 	}
 	for i := range 3 {
+		if up, kept := r.metric(i, "slackask_socket_connections"), r.metric(i, "slackask_socket_connections_kept"); up != 1 || kept != 1 {
+			t.Fatalf("replica %d: /metrics says %v of %v sockets up, want 1 of 1", i, up, kept)
+		}
+		resp, err := r.http.Get("http://" + r.reps[i].addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ready struct {
+			Status               string
+			Sockets, SocketsKept int
+		}
+		err = json.NewDecoder(resp.Body).Decode(&ready)
+		resp.Body.Close()
+		if err != nil || ready.Status != "ok" || ready.Sockets != 1 || ready.SocketsKept != 1 {
+			t.Fatalf("replica %d /readyz: %+v %v", i, ready, err)
+		}
 		if n := r.metric(i, "slackask_envelopes_total"); n < 2 {
 			t.Fatalf("replica %d handled %v clicks of 12: not spread", i, n)
 		}
