@@ -250,8 +250,12 @@ func (s *Service) Check(ctx context.Context, a Act) (Record, error) {
 // that ends the ask is followed by the end's effects (waiters, counters,
 // the message update); one that alters what the message shows queues the
 // update. On refusal the record is the one the act was judged on.
-func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, _ error) {
-	defer s.resyncStale(a, &out)
+func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, err error) {
+	defer func() {
+		if err != nil { // refused or ended: the act changed nothing
+			s.resyncStale(a, &out)
+		}
+	}()
 	groupsChecked := false
 	for waits := 0; ; {
 		var seen Record
