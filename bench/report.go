@@ -198,6 +198,11 @@ func (r *report) markdown() string {
 				targets = append(targets, tgt(fmt.Sprintf("answer p99 < 5 ms at %d pending", l.Pending), ms(l.Answer.P99)+" ms", l.Answer.P99 < targetAnswerP99))
 			}
 		}
+		for _, l := range r.Scale {
+			if l.PollsCut > 0 {
+				w("\nAt %d pending asks %d of the %d long-polling callers were cut (EOF) while they connected.\n", l.Pending, l.PollsCut, l.Polled)
+			}
+		}
 		if len(r.Scale) > 0 {
 			w("\nOne process and one pass per row. Acks: the select changes of the ack benchmark at %d/s for %v over the pending asks. Answers: %d asks answered as in \"Answer latency\", while everything else stays open.\n", ackCheckRate, r.cfg.ackCheckDur, r.Scale[0].Answer.N)
 		}

@@ -27,6 +27,7 @@ type scaleLevel struct {
 	Ack             latency // envelopes at ackCheckRate while pending
 	AckErrors       int
 	Answer          latency
+	PollsCut        int // long polls that ended before their ask did (while connecting)
 }
 
 // restartResult is the restart benchmark's outcome.
@@ -124,8 +125,13 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 		return lvl, nil, err
 	}
 	time.Sleep(r.cfg.settle)
+	// A caller cut while its connection waited for the server (issue
+	// 14.5's header-reading limit can close one that has sent nothing for
+	// a second while a burst connects) is counted, not fatal: the level's
+	// memory is still that of the callers left.
 	if early := pollers.finished(); early > 0 {
-		return lvl, nil, fmt.Errorf("%d long polls ended early, first: %v", early, pollers.firstErr())
+		lvl.PollsCut = early
+		r.logf("  %d of %d long polls ended early, first: %v", early, lvl.Polled, pollers.firstErr())
 	}
 	if st, err = procStatus(p.cmd.Process.Pid); err != nil {
 		return lvl, nil, err
@@ -163,8 +169,8 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 	}
 	lvl.Answer = summarize(lat)
 	r.logf("  answer latency: p50 %s ms, p99 %s ms, max %s ms", ms(lvl.Answer.P50), ms(lvl.Answer.P99), ms(lvl.Answer.Max))
-	if early := pollers.finished(); early > 0 {
-		return lvl, nil, fmt.Errorf("%d long polls ended early, first: %v", early, pollers.firstErr())
+	if early := pollers.finished(); early > lvl.PollsCut {
+		return lvl, nil, fmt.Errorf("%d long polls ended early once they were waiting, first: %v", early-lvl.PollsCut, pollers.firstErr())
 	}
 	if st, err = procStatus(p.cmd.Process.Pid); err != nil {
 		return lvl, nil, err
