@@ -98,6 +98,7 @@ type run struct {
 	postFails atomic.Int64
 	killAck   atomic.Pointer[chan struct{}] // armed: kill right after the next ack
 	killIdem  atomic.Pointer[chan struct{}] // armed: kill while the next keyed POST is in flight
+	lateDone  bool                          // the post answered after the client's timeout was injected (once a run)
 
 	mu      sync.Mutex
 	asks    []*askModel
@@ -185,6 +186,13 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 		{"api-slow", 2, func() {
 			m := []string{"chat.update", "chat.postMessage", "views.open"}[rng.IntN(3)]
 			r.addFault(m, &proxyFault{kind: "slow", delay: time.Duration(500+rng.IntN(3000)) * time.Millisecond, left: 1 + rng.IntN(3)})
+		}},
+		{"api-post-answered-after-client-timeout", 1, func() {
+			if ru.lateDone || time.Until(ru.stop) < 45*time.Second {
+				return
+			}
+			ru.lateDone = true
+			r.addFault("chat.postMessage", &proxyFault{kind: "late", delay: 31 * time.Second, left: 1})
 		}},
 		{"api-applied-then-502", 1, func() {
 			m := []string{"chat.update", "chat.postMessage"}[rng.IntN(2)]
@@ -341,6 +349,10 @@ func (ru *run) noise(ctx context.Context, i int) error {
 
 // creator keeps creating asks until the run's end.
 func (ru *run) creator(ctx context.Context, rng *rand.Rand) {
+	// Up to three POSTs at once: one held by a slow Slack does not stop
+	// the others.
+	sem := make(chan struct{}, 3)
+	var wg sync.WaitGroup
 	for n := 0; time.Now().Before(ru.stop) && ctx.Err() == nil; n++ {
 		if ru.pending.Load() >= 12 {
 			time.Sleep(50 * time.Millisecond)
@@ -348,12 +360,20 @@ func (ru *run) creator(ctx context.Context, rng *rand.Rand) {
 			continue
 		}
 		a := ru.newAsk(n, rng)
-		if ru.create(ctx, a, rng) {
-			ru.pending.Add(1)
-			ru.queues[a.person] <- a
-		}
+		crng := rand.New(rand.NewPCG(ru.set.seed, uint64(1000+n)))
+		ru.pending.Add(1)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if ru.create(ctx, a, crng) {
+				ru.queues[a.person] <- a
+			} else {
+				ru.pending.Add(-1)
+			}
+		})
 		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
 	}
+	wg.Wait()
 	for _, q := range ru.queues {
 		close(q)
 	}
@@ -544,8 +564,8 @@ func (ru *run) answer(ctx context.Context, p *slackfake.Person, a *askModel, rng
 		}
 	}
 	for _, x := range acts {
-		if !ru.perform(ctx, a, x, final) {
-			return
+		if !ru.perform(ctx, a, x, final) || x.end != "" {
+			break
 		}
 		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
 	}
@@ -581,7 +601,7 @@ func (ru *run) typeOther(ctx context.Context, p *slackfake.Person, a *askModel, 
 var errNoView = errors.New("no view")
 
 // perform does x until its ack comes (a person who saw an error tries
-// again). It records what was acknowledged and reports whether to go on.
+// again). It records what was acknowledged and reports whether it was.
 func (ru *run) perform(ctx context.Context, a *askModel, x act, final bool) bool {
 	tries := 8
 	if final {
@@ -603,7 +623,7 @@ func (ru *run) perform(ctx context.Context, a *askModel, x act, final bool) bool
 				a.end, a.endAck, a.endWhat = x.end, at, x.what
 			}
 			a.mu.Unlock()
-			return x.end == ""
+			return true
 		}
 		var verr *slackfake.ViewErrors
 		switch {
@@ -671,7 +691,8 @@ type violation struct {
 	invariant string
 	ask       string
 	detail    string
-	lost      int // acknowledged payloads it lost
+	lost      int    // acknowledged payloads it lost
+	point     string // the kill point of the first kill after the lost act
 }
 
 // check restarts the child one last time and checks every invariant.
@@ -709,8 +730,10 @@ func (ru *run) check(ctx context.Context) {
 		}
 		switch {
 		case a.end != "" && got.Status != a.end:
+			desc, point := ru.nearestKill(a.endAck)
 			add("acknowledged ending kept", a.id, 1, "%s acknowledged at %s (%s), status %s%s",
-				a.endWhat, a.endAck.Format("15:04:05.000"), ru.nearestKill(a.endAck), got.Status, ru.endNote(got))
+				a.endWhat, a.endAck.Format("15:04:05.000"), desc, got.Status, ru.endNote(got))
+			vs[len(vs)-1].point = point
 		case got.Status == "pending" && a.end == "":
 			still = append(still, a)
 		case got.Status != "pending" && a.end == "" && a.endTry == "" && !a.leave:
@@ -777,7 +800,7 @@ func (ru *run) check(ctx context.Context) {
 			add("one ask per idempotency key", a.id, 0, "request %s (key %q) has asks %v in the database, the caller got %s", a.agent, a.key, ids, a.id)
 		}
 	}
-	perAsk := map[string]int{}
+	perAsk := map[string][]string{}
 	for _, m := range r.fake.Messages(channel) {
 		if m.ThreadTS != "" && m.ThreadTS != m.TS {
 			continue
@@ -786,14 +809,18 @@ func (ru *run) check(ctx context.Context) {
 		if id == "" {
 			continue
 		}
-		perAsk[id]++
+		perAsk[id] = append(perAsk[id], m.TS)
 		if known[id] == nil && !inDB[id] {
 			add("no message without its ask", id, 0, "message %s belongs to no ask in the database", m.TS)
 		}
 	}
-	for id, n := range perAsk {
-		if n > 1 {
-			add("one message per ask", id, 0, "%d messages posted", n)
+	for id, tss := range perAsk {
+		if len(tss) > 1 {
+			var when []string
+			for _, ts := range tss[1:] {
+				when = append(when, ts+": "+ru.killBefore(ts))
+			}
+			add("one message per ask", id, 0, "%d messages posted: first %s, then %s", len(tss), tss[0], strings.Join(when, "; "))
 		}
 	}
 
@@ -803,8 +830,12 @@ func (ru *run) check(ctx context.Context) {
 
 	// Summary.
 	lost := 0
+	lostAt := map[string]int{}
 	for _, v := range vs {
 		lost += v.lost
+		if v.lost > 0 {
+			lostAt[v.point] += v.lost
+		}
 	}
 	kills := r.killLog()
 	survived := 0
@@ -821,8 +852,8 @@ func (ru *run) check(ctx context.Context) {
 	for _, k := range kills {
 		points[k.point]++
 	}
-	t.Logf("chaos summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks",
-		ru.set.seed, ru.set.dur, survived, points, counts, ru.acked.Load(), lost, ru.unacked.Load(),
+	t.Logf("chaos summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks",
+		ru.set.seed, ru.set.dur, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
 		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n)
 	for _, v := range vs {
 		t.Errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
@@ -866,9 +897,10 @@ func (a *askModel) compare(ru *run, got interaction.Ask) []violation {
 			// An unacknowledged later act may have been applied.
 			continue
 		}
-		vs = append(vs, violation{invariant: "acknowledged answer present and right", ask: a.id, lost: 1,
+		desc, point := ru.nearestKill(q.lastAt)
+		vs = append(vs, violation{invariant: "acknowledged answer present and right", ask: a.id, lost: 1, point: point,
 			detail: fmt.Sprintf("question %s: got %s, want %s (last acknowledged: %s at %s, %s)",
-				w.ID, mustJSON(g), mustJSON(w), q.lastAck, q.lastAt.Format("15:04:05.000"), ru.nearestKill(q.lastAt))})
+				w.ID, mustJSON(g), mustJSON(w), q.lastAck, q.lastAt.Format("15:04:05.000"), desc)})
 	}
 	return vs
 }
@@ -880,15 +912,44 @@ func sameItem(a, b interaction.AnswerItem) bool {
 	return a.ID == b.ID && a.Custom == b.Custom && slices.Equal(x, y)
 }
 
-// nearestKill names the first kill after t (the one that could lose an
-// act acknowledged at t).
-func (ru *run) nearestKill(t time.Time) string {
+// nearestKill describes the first kill after t (the one that could lose
+// an act acknowledged at t) and returns its kill point.
+func (ru *run) nearestKill(t time.Time) (desc, point string) {
 	for _, k := range ru.r.killLog() {
 		if !k.at.Before(t) {
-			return fmt.Sprintf("next kill %v later at point %q (child %d)", k.at.Sub(t).Round(time.Microsecond), k.point, k.gen)
+			return fmt.Sprintf("next kill %v later at point %q (child %d)", k.at.Sub(t).Round(time.Microsecond), k.point, k.gen), k.point
 		}
 	}
-	return "no kill after it"
+	return "no kill after it", "none"
+}
+
+// killBefore describes the last kill before the message ts was posted.
+func (ru *run) killBefore(ts string) string {
+	at, err := tsTime(ts)
+	if err != nil {
+		return err.Error()
+	}
+	var last *killRec
+	for _, k := range ru.r.killLog() {
+		if k.at.Before(at) {
+			last = &k
+		}
+	}
+	if last == nil {
+		return "no kill before it"
+	}
+	return fmt.Sprintf("%v after the kill at point %q (child %d)", at.Sub(last.at).Round(time.Millisecond), last.point, last.gen)
+}
+
+// tsTime reads a message ts ("seconds.micros").
+func tsTime(ts string) (time.Time, error) {
+	sec, frac, ok := strings.Cut(ts, ".")
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	us, err2 := strconv.ParseInt(frac, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("bad ts %q", ts)
+	}
+	return time.Unix(s, us*1000), nil
 }
 
 func (ru *run) endNote(got interaction.Ask) string {

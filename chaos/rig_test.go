@@ -55,7 +55,10 @@ type killRec struct {
 
 // proxyFault is what the Web API proxy does to the next calls of a method.
 type proxyFault struct {
-	kind  string // "kill" (kill the child once the fake applied the call), "fail" (answer 502 after the fake applied it), "slow" (delay the answer)
+	// kind: "kill" (kill the child once the fake applied the call), "fail"
+	// (answer 502 after the fake applied it), "late" (answer delay after
+	// the fake applied it), "slow" (delay the call before the fake sees it).
+	kind  string
 	point string // kill point name, for "kill"
 	delay time.Duration
 	left  int
@@ -129,6 +132,12 @@ func (r *rig) startProxy() {
 				close(f.fired)
 			}
 			return errors.New("chaos: child killed")
+		case "late":
+			select {
+			case <-time.After(f.delay):
+			case <-resp.Request.Context().Done():
+			}
+			return nil
 		default: // "fail"
 			return errors.New("chaos: answer lost after the call was applied")
 		}
