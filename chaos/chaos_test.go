@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +121,13 @@ func TestChaos(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("chaos: seed %d (replay with SLACKASK_CHAOS_SEED=%d SLACKASK_CHAOS_DURATION=%v)", set.seed, set.seed, set.dur)
-			t.Logf("slackask serve logs (last 64 KiB):\n%s", tail(r.logs.String(), 64<<10))
+			logs := r.logs.String()
+			path := filepath.Join(os.TempDir(), fmt.Sprintf("slackask-chaos-%d.log", set.seed))
+			if err := os.WriteFile(path, []byte(logs), 0o600); err == nil {
+				t.Logf("slackask serve logs of every child in %s; the last 16 KiB:\n%s", path, tail(logs, 16<<10))
+			} else {
+				t.Logf("slackask serve logs (last 64 KiB):\n%s", tail(logs, 64<<10))
+			}
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), set.dur+3*time.Minute)
@@ -167,11 +174,11 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 		{"kill-recovery-250", 1, func() { ru.recovery250(ctx) }},
 		{"socket-cut", 2, func() { r.fake.Cut() }},
 		{"socket-disconnect-storm", 1, func() {
-			r.fake.FailNextSockets(8, slackfake.SocketFault{Action: slackfake.SocketDisconnect})
+			r.fake.FailNextSockets(4, slackfake.SocketFault{Action: slackfake.SocketDisconnect})
 			r.fake.Disconnect("refresh_requested")
 		}},
 		{"socket-cut-storm", 1, func() {
-			r.fake.FailNextSockets(8, slackfake.SocketFault{Action: slackfake.SocketCut})
+			r.fake.FailNextSockets(4, slackfake.SocketFault{Action: slackfake.SocketCut})
 			r.fake.Cut()
 		}},
 		{"api-5xx", 2, func() {

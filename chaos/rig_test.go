@@ -27,9 +27,13 @@ import (
 
 const channel = "C0CHAOS"
 
-// buildBinary builds cmd/slackask once into a temporary directory.
+// buildBinary builds cmd/slackask into a temporary directory, or returns
+// SLACKASK_CHAOS_BIN (a slackask binary built elsewhere) when set.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("SLACKASK_CHAOS_BIN"); bin != "" {
+		return bin
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "slackask")
 	cmd := exec.Command("go", "build", "-o", bin, "../cmd/slackask")
