@@ -329,9 +329,12 @@ func (r *rig) doAsk(req *http.Request) (interaction.Ask, int, error) {
 	return a, resp.StatusCode, nil
 }
 
-// listAsks returns every ask in the database, newest first.
+// listAsks returns every ask in the database. Pages overlap by the asks
+// created at the boundary's instant (before is exclusive) and are merged
+// by id.
 func (r *rig) listAsks(ctx context.Context) ([]interaction.Ask, error) {
 	var all []interaction.Ask
+	seen := map[string]bool{}
 	before := ""
 	for range 1000 {
 		u := fmt.Sprintf("http://%s/v1/asks?limit=100", r.addr)
@@ -352,20 +355,23 @@ func (r *rig) listAsks(ctx context.Context) ([]interaction.Ask, error) {
 			return nil, fmt.Errorf("GET /v1/asks: %d %s", resp.StatusCode, body)
 		}
 		var page struct {
-			Asks       []interaction.Ask `json:"asks"`
-			NextBefore string            `json:"nextBefore"`
+			Asks []interaction.Ask `json:"asks"`
 		}
 		if err := json.Unmarshal(body, &page); err != nil {
 			return nil, fmt.Errorf("GET /v1/asks: %w: %.300s", err, body)
 		}
-		all = append(all, page.Asks...)
-		if len(page.Asks) < 100 {
+		fresh := 0
+		for _, a := range page.Asks {
+			if !seen[a.ID] {
+				seen[a.ID] = true
+				all = append(all, a)
+				fresh++
+			}
+		}
+		if len(page.Asks) < 100 || fresh == 0 {
 			return all, nil
 		}
-		before = page.Asks[len(page.Asks)-1].CreatedAt.Format(time.RFC3339Nano)
-		if page.NextBefore != "" {
-			before = page.NextBefore
-		}
+		before = page.Asks[len(page.Asks)-1].CreatedAt.Add(time.Microsecond).Format(time.RFC3339Nano)
 	}
 	return all, nil
 }
