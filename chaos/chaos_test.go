@@ -185,6 +185,10 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			m := []string{"chat.update", "chat.postMessage", "views.open", "chat.postEphemeral"}[rng.IntN(4)]
 			r.fake.FailNext(m, 1+rng.IntN(3), slackfake.Failure{Status: 500 + rng.IntN(4)})
 		}},
+		{"api-update-outage", 1, func() {
+			// More failures in a row than a fixed number of retries.
+			r.fake.FailNext("chat.update", 8+rng.IntN(8), slackfake.Failure{Status: 500})
+		}},
 		{"api-ratelimit", 2, func() {
 			m := []string{"chat.update", "chat.postMessage"}[rng.IntN(2)]
 			r.fake.FailNext(m, 1+rng.IntN(2), slackfake.Failure{Status: 429, RetryAfter: time.Second})
@@ -209,6 +213,10 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 		late = f.fired
 	}
 	var noKillUntil time.Time
+	// Once a run, near its end, chat.update is down for 20 s: longer than a
+	// few retries with backoff last. settle then checks that the messages
+	// caught up.
+	outage := false
 	total := 0
 	for _, f := range faults {
 		total += f.weight
@@ -221,6 +229,13 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			noKillUntil, late = time.Now().Add(32*time.Second), nil
 			continue
 		case <-time.After(time.Duration(1500+rng.IntN(3000)) * time.Millisecond):
+		}
+		if !outage && ru.set.dur >= 40*time.Second && time.Until(ru.stop) < 25*time.Second {
+			outage = true
+			ru.count("api-update-outage-at-end")
+			r.outage("chat.update", 20*time.Second)
+			noKillUntil = ru.stop // no restart's resync hides an update given up
+			continue
 		}
 		n := rng.IntN(total)
 		for _, f := range faults {
@@ -714,6 +729,7 @@ type violation struct {
 // check restarts the child one last time and checks every invariant.
 func (ru *run) check(ctx context.Context) {
 	t, r := ru.t, ru.r
+	synced := ru.settle(ctx)
 	r.kill("final restart")
 	if err := r.restart(ctx); err != nil {
 		t.Fatalf("final restart: %v", err)
@@ -840,6 +856,11 @@ func (ru *run) check(ctx context.Context) {
 		}
 	}
 
+	for _, x := range synced {
+		id, status, _ := strings.Cut(x, " ")
+		add("message matches the record", id, 0, "20 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one)", status)
+	}
+
 	// 4. No ask ended twice: the message, once drawn ended, never shows
 	// another ending or live controls again.
 	vs = append(vs, ru.checkRenders(known)...)
@@ -874,6 +895,41 @@ func (ru *run) check(ctx context.Context) {
 	for _, v := range vs {
 		t.Errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
 	}
+}
+
+// settle waits up to 20 s, before the final restart, until every ask's
+// message agrees with its record: drawn ended (no controls) once the ask
+// ended, with controls while it is pending. It returns "id status" of the
+// asks whose message still disagrees, so that a message update given up (rather than
+// retried until it lands) is found without a restart's resync hiding it.
+func (ru *run) settle(ctx context.Context) []string {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		listed, err := ru.r.listAsks(lctx)
+		cancel()
+		var bad []string
+		if err == nil {
+			for _, a := range listed {
+				if a.TS == "" {
+					continue
+				}
+				m, ok := ru.r.fake.Message(channel, a.TS)
+				if ok && liveControls(string(m.Blocks)) == a.Status.Ended() {
+					bad = append(bad, a.ID+" "+string(a.Status))
+				}
+			}
+		}
+		if err == nil && len(bad) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return bad
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// liveControls reports whether a render of an ask's message has controls.
+func liveControls(blocks string) bool {
+	return strings.Contains(blocks, ".submit\"") || strings.Contains(blocks, ".select\"") || strings.Contains(blocks, ".cancel\"")
 }
 
 // ackCount is how many acknowledged acts a carries. a.mu held or unused.
@@ -1013,7 +1069,7 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 			continue
 		}
 		blocks := c.Params["blocks"]
-		live := strings.Contains(blocks, ".submit\"") || strings.Contains(blocks, ".select\"") || strings.Contains(blocks, ".cancel\"")
+		live := liveControls(blocks)
 		outcome := outcomeText(blocks)
 		st := byTS[ts]
 		if st == nil {

@@ -88,6 +88,7 @@ type rig struct {
 	gen    int
 	kills  []killRec
 	faults map[string][]*proxyFault // API method → queued faults
+	down   map[string]time.Time     // API method → answers 500 until then
 }
 
 func newRig(t *testing.T, bin string) *rig {
@@ -108,6 +109,7 @@ func newRig(t *testing.T, bin string) *rig {
 		hc:     &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 60 * time.Second},
 		logs:   &syncbuf.Buffer{},
 		faults: map[string][]*proxyFault{},
+		down:   map[string]time.Time{},
 	}
 	r.startProxy()
 	t.Cleanup(func() {
@@ -152,6 +154,15 @@ func (r *rig) startProxy() {
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		method := strings.TrimPrefix(req.URL.Path, "/api/")
+		r.mu.Lock()
+		down := time.Now().Before(r.down[method])
+		r.mu.Unlock()
+		if down {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"ok":false,"error":"internal_error"}`)
+			return
+		}
 		if f := r.takeFault(method, func(f *proxyFault) bool { return f.kind == "slow" }); f != nil {
 			select {
 			case <-time.After(f.delay):
@@ -175,6 +186,13 @@ func (r *rig) addFault(method string, f *proxyFault) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.faults[method] = append(r.faults[method], f)
+}
+
+// outage makes every call of method answer HTTP 500 for d.
+func (r *rig) outage(method string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.down[method] = time.Now().Add(d)
 }
 
 // dropFault removes f if it is still queued (it did not fire).
