@@ -39,8 +39,8 @@
 // "> " quotes, headings in bold (see markdown.go). In a menu, where Slack
 // shows plain_text, a description keeps only its words. Headers, agent and
 // person names and option labels are plain text: the formatting characters
-// in them are shown as look-alikes, so a "*" cannot end the bold around a
-// header. A label is displayed so but returned as written: option values
+// in them (but inside a word, where Slack does not format) are shown as
+// look-alikes, so a "*" cannot end the bold around a header. A label is displayed so but returned as written: option values
 // are indexes.
 //
 // Every caller-supplied string in a mrkdwn text or in the fallback text is

@@ -110,7 +110,7 @@ func user(u *interaction.User) string {
 	if u == nil {
 		return ""
 	}
-	if userIDRe.MatchString(u.ID) {
+	if interaction.IsUserID(u.ID) {
 		return "<@" + u.ID + ">"
 	}
 	if n := oneLine(u.Name); n != "" {

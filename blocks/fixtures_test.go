@@ -158,8 +158,8 @@ func injectionRequest() interaction.Request {
 
 func injectionView() View {
 	v := pendingView(injectionRequest())
-	v.Responders = []string{"U111", injection, "<@U999>", "S1"}
-	v.Mention = []string{"U111", "<!channel>", "S1", "C123", injection}
+	v.Responders = []string{"U111", injection, "<@U999>", "S01"}
+	v.Mention = []string{"U111", "<!channel>", "S01", "C123", injection}
 	v.Progress = []interaction.Progress{{Custom: injection}, {Selected: []string{"a " + injection}}}
 	return v
 }

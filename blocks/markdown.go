@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -337,11 +338,27 @@ func (r *mdRender) wrap(m string, in *bool, f func() []tok) []tok {
 	*in = true
 	body := f()
 	*in = false
-	if !hasText(body) {
-		return body
+	// Slack formatting does not span lines: wrap each line on its own.
+	var out []tok
+	for len(body) > 0 {
+		end := slices.Index(body, nlTok)
+		if end < 0 {
+			end = len(body)
+		}
+		if line := body[:end]; hasText(line) {
+			out = append(out, tok{s: m, open: m})
+			out = append(out, line...)
+			out = append(out, tok{s: m, close: true})
+		} else {
+			out = append(out, line...)
+		}
+		if end < len(body) {
+			out = append(out, nlTok)
+			end++
+		}
+		body = body[end:]
 	}
-	out := append([]tok{{s: m, open: m}}, body...)
-	return append(out, tok{s: m, close: true})
+	return out
 }
 
 func hasText(ts []tok) bool {
@@ -617,8 +634,7 @@ func tokBreak(head []tok, from, n int) int {
 }
 
 // plainRune returns r as plain text goes into mrkdwn: escaped, and the
-// formatting markers replaced by look-alikes so that text around them keeps
-// its formatting (a header is shown in *bold*).
+// formatting markers replaced by look-alikes.
 func plainRune(r rune) string {
 	switch r {
 	case '*':
@@ -636,15 +652,29 @@ func plainRune(r rune) string {
 // clipPlain renders plain text (a header, a name, a label) into mrkdwn
 // within max units.
 func clipPlain(s string, max int) string {
-	s = defusePings(s)
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteString(plainRune(r))
+	pieces := plainPieces(s)
+	if out := strings.Join(pieces, ""); textLen(out) <= max {
+		return out
 	}
-	if textLen(b.String()) <= max {
-		return b.String()
+	return clipStrings(pieces, max)
+}
+
+// plainPieces renders plain text into mrkdwn one rune at a time: escaped,
+// pings defused, and each formatting character shown as a look-alike
+// unless it stands inside a word (release_bot), where Slack does not
+// format, so that text around it keeps its formatting (a header is shown
+// in *bold*).
+func plainPieces(s string) []string {
+	rs := []rune(defusePings(s))
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		if isMarker(r) && i > 0 && i+1 < len(rs) && isWordRune(rs[i-1]) && isWordRune(rs[i+1]) {
+			out[i] = string(r)
+			continue
+		}
+		out[i] = plainRune(r)
 	}
-	return clipPieces(s, max, plainRune)
+	return out
 }
 
 // defusePings puts a zero-width joiner after the "@" of @here, @channel

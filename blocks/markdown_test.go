@@ -21,6 +21,7 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"italic underscore", "deploy _now_", "deploy _now_"},
 		{"bold italic", "***both***", "_*both*_"},
 		{"strikethrough", "~~old~~ new", "~old~ new"},
+		{"formatting across lines", "**one\ntwo _three\nfour_**", "*one*\n*two _three_*\n*_four_*"},
 		{"inline code", "run `make test` first", "run `make test` first"},
 		{"inline code keeps markers", "`**not bold**`", "`**not bold**`"},
 		{"inline code escapes", "`a<b && c>d`", "`a&lt;b &amp;&amp; c&gt;d`"},
@@ -154,16 +155,17 @@ func TestPlainTextKeepsBold(t *testing.T) {
 	}
 	text, _ := questionText(r.Questions[0], maxSection, "")
 	head, _, _ := strings.Cut(text, "\n")
-	if want := "*Step ∗2∗ ofˍ3 @\u200dhere*"; head != want {
+	if want := "*Step ∗2∗ of_3 @\u200dhere*"; head != want {
 		t.Errorf("header line = %q, want %q", head, want)
 	}
-	if got, want := agentName(r), "∗deploy∗ ˍbotˍ ∼x∼ ˋyˋ (botˍ1∗)"; got != want {
+	if got, want := agentName(r), "∗deploy∗ ˍbotˍ ∼x∼ ˋyˋ (bot_1∗)"; got != want {
 		t.Errorf("agentName = %q, want %q", got, want)
 	}
-	// Only the renderer's own markers remain in the head line.
+	// Only the renderer's own markers remain in the head line, and
+	// markers inside a word, which Slack leaves alone.
 	sec := headBlock(pendingView(r)).(*slack.SectionBlock)
 	line := sec.Text.Text[strings.LastIndex(sec.Text.Text, "\n")+1:]
-	if strings.Count(line, "*") != 2 || strings.ContainsAny(line, "_~`") {
+	if strings.Count(line, "*") != 2 || strings.ContainsAny(strings.ReplaceAll(line, "bot_1", ""), "_~`") {
 		t.Errorf("head line %q has stray markers", line)
 	}
 }
@@ -186,7 +188,7 @@ func TestLabelReturnedAsWritten(t *testing.T) {
 	v.Status = interaction.StatusAnswered
 	v.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "q", Selected: []string{label}}}}
 	shown := answerText(v, 0)
-	if want := "*Answer:* ∗∗Yes∗∗ &lt;!channel&gt; @\u200dhere &amp; goˍnow"; shown != want {
+	if want := "*Answer:* ∗∗Yes∗∗ &lt;!channel&gt; @\u200dhere &amp; go_now"; shown != want {
 		t.Errorf("answerText = %q, want %q", shown, want)
 	}
 }

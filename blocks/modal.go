@@ -23,7 +23,7 @@ const (
 )
 
 const (
-	maxCustom = 3000 // plain_text_input max_length
+	maxCustom = interaction.MaxCustomLen // plain_text_input max_length
 	// maxModalText bounds the JSON size of the texts of a modal, well
 	// inside Slack's ~250 KB view limit.
 	maxModalText = 200_000
@@ -123,8 +123,8 @@ func optionList(q interaction.Question) []tok {
 	var out []tok
 	for _, o := range q.Options {
 		out = append(out, tok{s: "• "})
-		for _, r := range defusePings(oneLine(o.Label)) {
-			out = append(out, tok{s: plainRune(r)})
+		for _, p := range plainPieces(oneLine(o.Label)) {
+			out = append(out, tok{s: p})
 		}
 		if d := strings.TrimSpace(o.Description); d != "" {
 			out = append(out, tok{s: " — "})

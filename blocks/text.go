@@ -2,7 +2,7 @@ package blocks
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/slackask/slackask/interaction"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -78,10 +78,19 @@ func clipEscaped(s string, max int) string {
 }
 
 func clipPieces(s string, max int, piece func(rune) string) string {
+	var pieces []string
+	for _, r := range s {
+		pieces = append(pieces, piece(r))
+	}
+	return clipStrings(pieces, max)
+}
+
+// clipStrings joins pieces, none of which is cut, within max units ending
+// with "…".
+func clipStrings(pieces []string, max int) string {
 	var b strings.Builder
 	n := 0
-	for _, r := range s {
-		p := piece(r)
+	for _, p := range pieces {
 		l := textLen(p)
 		if n+l > max-1 {
 			break
@@ -102,18 +111,13 @@ func mrkdwn(s string) *slack.TextBlockObject {
 	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: s, Verbatim: true}
 }
 
-var (
-	userIDRe  = regexp.MustCompile(`^[UW][A-Z0-9]{1,31}$`)
-	groupIDRe = regexp.MustCompile(`^S[A-Z0-9]{1,31}$`)
-)
-
 // mention returns the mrkdwn that mentions a user (U…/W…) or user group
 // (S…) id, and false for anything else.
 func mention(id string) (string, bool) {
 	switch {
-	case userIDRe.MatchString(id):
+	case interaction.IsUserID(id):
 		return "<@" + id + ">", true
-	case groupIDRe.MatchString(id):
+	case interaction.IsUserGroupID(id):
 		return "<!subteam^" + id + ">", true
 	}
 	return "", false

@@ -1,14 +1,13 @@
-// Package bot is the Socket Mode provider: it posts asks as Block Kit
-// messages, routes interactive payloads back to the ask they belong to,
-// keeps the message in step with the durable record, and ends every ask
-// exactly once. It implements interaction.Provider and
-// interaction.AskService.
+// Package bot is the Slack adapter of the ask lifecycle (package asks): it
+// shows asks as Block Kit messages (the asks.Surface: chat.postMessage,
+// chat.update, reminders, DMs, user groups), reads interactive payloads
+// from Socket Mode and turns them into the lifecycle's person acts, and
+// opens the modals of "Other…" and "Details". It holds no ask state of its
+// own: records, timers and waiters are the lifecycle's.
 package bot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,83 +17,62 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
-	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/asks"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
-	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/internal/workslots"
 )
 
-// Config wires a Bot. API and Store are required.
+// Secrets hands out named secret keys that survive restarts
+// (store.Store does).
+type Secrets interface {
+	Secret(ctx context.Context, name string) ([]byte, error)
+}
+
+// Config wires a Bot. API and Secrets are required.
 type Config struct {
 	// API is a Web API client made with the bot token and, for Socket
 	// Mode, slack.OptionAppLevelToken.
-	API   *slack.Client
-	Store store.Store
-	// DefaultChannel is where asks go that name neither channel nor user.
-	DefaultChannel string
-	// DefaultResponders may answer asks that name no responders.
-	DefaultResponders []string
-	// DefaultTimeout is the deadline of asks that set none; 0 = none.
-	DefaultTimeout time.Duration
-	// Clock drives deadlines and reminders; nil means the wall clock.
+	API *slack.Client
+	// Secrets keeps the key that signs modals' private_metadata.
+	Secrets Secrets
+	// Clock ages the user-group cache; nil means the wall clock.
 	Clock clock.Clock
 	// Logger receives the bot's log lines; it never gets a token.
 	Logger zerolog.Logger
 	// GroupTTL is how long a user group's members are cached (default 5m).
 	GroupTTL time.Duration
-	// OnEnd, when set, is called after an ask ended (from any goroutine).
-	OnEnd func(interaction.Ask)
+	// Slots bound the decoding of payloads (and, given to the store the
+	// lifecycle uses, its store work); nil: workslots.New().
+	Slots workslots.Slots
 }
 
-// Bot is the Socket Mode provider. Create it with New, start it with Run.
-// All methods are safe for concurrent use.
+// Bot is the Slack adapter. Create it with New, hand it to asks.New as
+// the Surface, and run it with Run. All methods are safe for concurrent
+// use.
 type Bot struct {
-	cfg    Config
-	api    *slack.Client
-	store  store.Store
-	clock  clock.Clock
-	log    zerolog.Logger
-	teamID string
-	appID  atomic.Pointer[string] // from Socket Mode's hello
-	botID  string
+	cfg     Config
+	api     *slack.Client
+	log     zerolog.Logger
+	svc     *asks.Service // set by Run
+	teamID  atomic.Pointer[string]
+	appID   atomic.Pointer[string] // from Socket Mode's hello
+	started atomic.Bool
 
-	connected atomic.Bool
-	started   atomic.Bool
-	waiters   waiters
-	queue     keyedQueue
-	syncer    *syncer
-	sched     *scheduler
+	socket    *Socket
+	queue     keyedQueue // the person acts of one ask, in order
 	groups    *groupCache
 	metaKey   []byte
 	handlers  sync.WaitGroup
-	stats     Stats
-	posts     postGates // paces chat.postMessage per rate-limited channel
-	posted    postedCache
-	slots     workSlots // bounds the CPU-heavy work after acks
+	postTurns postGates // paces chat.postMessage per rate-limited channel
+	slots     workslots.Slots
 }
 
-// Stats counts what the bot did since start; read it with Bot.Counters.
-type Stats struct {
-	Envelopes atomic.Int64
-	Posts     atomic.Int64
-	Updates   atomic.Int64
-	Created   atomic.Int64
-	Answered  atomic.Int64
-	Cancelled atomic.Int64
-	Aborted   atomic.Int64
-	Expired   atomic.Int64
-}
-
-// Counts is a snapshot of Stats.
-type Counts struct {
-	Envelopes, Posts, Updates, Created    int64
-	Answered, Cancelled, Aborted, Expired int64
-}
-
-// New checks cfg and returns a Bot. It returns an error when API or Store
-// is missing or the store cannot hand out the metadata key.
+// New checks cfg and returns a Bot. It returns an error when API or
+// Secrets is missing or the metadata key cannot be had.
 func New(ctx context.Context, cfg Config) (*Bot, error) {
-	if cfg.API == nil || cfg.Store == nil {
-		return nil, errors.New("bot: Config.API and Config.Store are required")
+	if cfg.API == nil || cfg.Secrets == nil {
+		return nil, errors.New("bot: Config.API and Config.Secrets are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -102,50 +80,52 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if cfg.GroupTTL <= 0 {
 		cfg.GroupTTL = 5 * time.Minute
 	}
-	key, err := cfg.Store.Secret(ctx, "view-metadata")
+	if cfg.Slots == nil {
+		cfg.Slots = workslots.New()
+	}
+	key, err := cfg.Secrets.Secret(ctx, "view-metadata")
 	if err != nil {
 		return nil, fmt.Errorf("bot: metadata key: %w", err)
 	}
-	b := &Bot{cfg: cfg, api: cfg.API, clock: cfg.Clock, log: cfg.Logger, metaKey: key, slots: newWorkSlots()}
-	b.store = slottedStore{Store: cfg.Store, slots: b.slots}
-	b.waiters.init()
-	b.syncer = newSyncer(b)
-	b.sched = newScheduler(b)
+	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
+	b.socket = &Socket{Open: b.openURL, Handler: b, Log: cfg.Logger, Slots: cfg.Slots}
 	return b, nil
 }
 
-// Run connects to Slack (auth.test, then Socket Mode), recovers the asks
-// left by an earlier process, and handles payloads until ctx is done. It
-// returns ctx's error, or the error that made Slack unusable (invalid auth).
-func (b *Bot) Run(ctx context.Context) error {
+// Run connects to Slack (auth.test, then Socket Mode), starts the
+// lifecycle's background work (svc.Run: recovery, timers, message
+// updates) once Slack has answered, and routes payloads to svc until ctx
+// is done. It returns ctx's error, or the error that made Slack unusable
+// (invalid auth).
+func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
+	if svc == nil {
+		return errors.New("bot run: no lifecycle")
+	}
+	b.svc = svc
 	auth, err := b.authTest(ctx)
 	if err != nil {
 		return err
 	}
-	b.teamID, b.botID = auth.TeamID, auth.BotID
+	b.teamID.Store(&auth.TeamID)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.started.Store(true)
 
 	var bg sync.WaitGroup
-	bg.Go(func() { b.syncer.run(ctx) })
-	bg.Go(func() { b.sched.run(ctx) })
-	bg.Go(func() { b.recover(ctx) })
-
-	err = b.runSocket(ctx)
+	bg.Go(func() { svc.Run(ctx) })
+	err = b.socket.Run(ctx)
 	cancel()
 	bg.Wait()
 	b.handlers.Wait()
 	b.queue.wait()
-	b.connected.Store(false)
 	return err
 }
 
 // authTest calls auth.test until it answers: a refused token is fatal, a
 // Slack that cannot be reached is waited for (1 s doubling to 30 s).
 func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
-	wait := time.Second
+	var pause backoff.Backoff
 	for {
 		auth, err := b.api.AuthTestContext(ctx)
 		if err == nil {
@@ -155,11 +135,10 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 		if errors.As(err, &se) || ctx.Err() != nil {
 			return nil, fmt.Errorf("bot run: auth.test: %w", slackErr(err))
 		}
-		b.log.Warn().Err(slackErr(err)).Dur("retry_in", wait).Msg("Slack unreachable; retrying")
-		if !clock.Sleep(ctx, wait) {
+		b.log.Warn().Err(slackErr(err)).Msg("Slack unreachable; retrying")
+		if !pause.Wait(ctx) {
 			return nil, ctx.Err()
 		}
-		wait = min(2*wait, 30*time.Second)
 	}
 }
 
@@ -169,49 +148,37 @@ func (b *Bot) Ready(context.Context) error {
 	switch {
 	case !b.started.Load():
 		return errors.New("slack: not started")
-	case !b.connected.Load():
+	case !b.socket.Connected():
 		return errors.New("slack: socket mode not connected")
 	}
 	return nil
 }
 
-// Counters returns what the bot did since start: envelopes received,
-// messages posted and updated, asks created and ended by outcome.
-func (b *Bot) Counters() Counts {
-	s := &b.stats
-	return Counts{
-		Envelopes: s.Envelopes.Load(), Posts: s.Posts.Load(), Updates: s.Updates.Load(), Created: s.Created.Load(),
-		Answered: s.Answered.Load(), Cancelled: s.Cancelled.Load(), Aborted: s.Aborted.Load(), Expired: s.Expired.Load(),
-	}
-}
+// Envelopes returns how many Socket Mode envelopes were received since
+// start.
+func (b *Bot) Envelopes() int64 { return b.socket.Envelopes() }
 
-func (s *Stats) ended(st interaction.Status) {
-	switch st {
-	case interaction.StatusAnswered:
-		s.Answered.Add(1)
-	case interaction.StatusCancelled:
-		s.Cancelled.Add(1)
-	case interaction.StatusAborted:
-		s.Aborted.Add(1)
-	case interaction.StatusExpired:
-		s.Expired.Add(1)
+// Home implements asks.Surface: the workspace from auth.test and the app
+// from Socket Mode's hello ("" before them).
+func (b *Bot) Home() (workspace, app string) {
+	if p := b.teamID.Load(); p != nil {
+		workspace = *p
 	}
-}
-
-// appIDNow returns the app id Slack announced, or "" before the first hello.
-func (b *Bot) appIDNow() string {
 	if p := b.appID.Load(); p != nil {
-		return *p
+		app = *p
 	}
-	return ""
+	return workspace, app
 }
 
-func (b *Bot) now() time.Time { return b.clock.Now().UTC() }
+// Hello implements EnvelopeHandler: Slack announced the app id.
+func (b *Bot) Hello(appID string) {
+	if appID != "" {
+		b.appID.Store(&appID)
+	}
+}
 
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-func newID() string {
-	var buf [10]byte
-	_, _ = rand.Read(buf[:])
-	return "a" + idEncoding.EncodeToString(buf[:])
+// openURL asks Slack for a Socket Mode URL (apps.connections.open).
+func (b *Bot) openURL(ctx context.Context) (string, error) {
+	_, url, err := b.api.StartSocketModeContext(ctx)
+	return url, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 	"go.uber.org/goleak"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/slackfake"
@@ -48,19 +49,39 @@ func newRig(t *testing.T) *rig {
 	return &rig{t: t, fake: fake, store: memory.New(), clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))}
 }
 
-// start runs a Bot on the rig until the test ends or stop is called.
-func (r *rig) start() (b *Bot, stop func()) {
+// running is a lifecycle and its Slack adapter, as serve wires them.
+type running struct {
+	*asks.Service
+	bot *Bot
+}
+
+func (r *running) Ready(ctx context.Context) error { return r.bot.Ready(ctx) }
+
+// wire makes a Bot on the rig's fake and a lifecycle over the rig's store
+// that shows its asks through it.
+func (r *rig) wire() *running {
 	r.t.Helper()
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
-	b, err := New(context.Background(), Config{API: api, Store: r.store, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
+	b, err := New(context.Background(), Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop()})
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	svc, err := asks.New(asks.Config{Store: r.store, Surface: b, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return &running{Service: svc, bot: b}
+}
+
+// start runs a Bot on the rig until the test ends or stop is called.
+func (r *rig) start() (b *running, stop func()) {
+	r.t.Helper()
+	b = r.wire()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = b.Run(ctx)
+		_ = b.bot.Run(ctx, b.Service)
 	}()
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
@@ -94,6 +115,20 @@ func (r *rig) messageHas(ts, s string) func() bool {
 		m, ok := r.fake.Message(chanID, ts)
 		return ok && strings.Contains(string(m.Blocks), s)
 	}
+}
+
+// sentinel has alice skip question q of ask (on its message) and waits
+// until the skip is stored: every payload for the ask delivered before has
+// been handled by then (one ask's payloads are handled in order).
+func (r *rig) sentinel(ask interaction.Ask, q int) {
+	r.t.Helper()
+	if _, err := r.fake.Person(alice).Click(r.ctx(), ask.Channel, ask.TS, buttonFinder(q, "skip")); err != nil {
+		r.t.Fatal(err)
+	}
+	r.waitFor("the sentinel skip is stored", func() bool {
+		rec, _ := r.store.Get(context.Background(), ask.ID)
+		return len(rec.Progress) > q && rec.Progress[q].Skipped
+	})
 }
 
 func yesNo(id string) interaction.Question {
@@ -173,7 +208,7 @@ func TestForgedViewMetadataIsRefused(t *testing.T) {
 	for name, meta := range map[string]string{
 		"no signature":     "v1:" + ask.ID + ":0:" + alice,
 		"bad signature":    "v1:" + ask.ID + ":0:" + alice + ":AAAA",
-		"other user's":     b.signMeta(viewMeta{askID: ask.ID, q: 0, user: bob}),
+		"other user's":     b.bot.signMeta(viewMeta{askID: ask.ID, q: 0, user: bob}),
 		"garbage":          "{}",
 		"signed elsewhere": signWith([]byte("another key"), viewMeta{askID: ask.ID, q: 0, user: alice}),
 	} {
@@ -192,7 +227,7 @@ func TestForgedViewMetadataIsRefused(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	r.sentinel(ask, 1)
 	rec, _ := r.store.Get(r.ctx(), ask.ID)
 	for _, p := range rec.Progress {
 		if p.Custom != "" {
@@ -228,7 +263,7 @@ func TestPayloadFromAnotherMessageIsIgnored(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	r.sentinel(ask, 1)
 	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("a payload from another message ended the ask: %+v", got)
 	}
@@ -242,10 +277,24 @@ func TestReminderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Sentinels: asks whose reminders fall due at the instants checked.
+	early, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), RemindAfter: interaction.Duration(59 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reminders := func(of interaction.Ask) int {
+		n := 0
+		for _, m := range r.fake.Messages(chanID) {
+			if m.ThreadTS == of.TS && strings.Contains(m.Text, "Reminder") {
+				n++
+			}
+		}
+		return n
+	}
 	r.clock.Advance(59 * time.Minute)
-	time.Sleep(50 * time.Millisecond)
-	if n := len(r.fake.Messages(chanID)); n != 1 {
-		t.Fatalf("reminder came early: %d messages", n)
+	r.waitFor("the sentinel's reminder", func() bool { return reminders(early) == 1 })
+	if n := reminders(ask); n != 0 {
+		t.Fatalf("reminder came early: %d", n)
 	}
 	r.clock.Advance(time.Minute)
 	r.waitFor("reminder in the thread", func() bool {
@@ -256,10 +305,14 @@ func TestReminderOnce(t *testing.T) {
 		}
 		return false
 	})
+	late, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), RemindAfter: interaction.Duration(3 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.clock.Advance(3 * time.Hour)
-	time.Sleep(50 * time.Millisecond)
-	if n := len(r.fake.Messages(chanID)); n != 2 {
-		t.Fatalf("%d messages, want the ask and one reminder", n)
+	r.waitFor("the second sentinel's reminder", func() bool { return reminders(late) == 1 })
+	if n := reminders(ask); n != 1 {
+		t.Fatalf("%d reminders, want one", n)
 	}
 }
 
@@ -374,39 +427,12 @@ func TestSlackErrMessage(t *testing.T) {
 	}
 }
 
-func TestCreateRejectsBadIDs(t *testing.T) {
-	r := newRig(t)
-	b, _ := r.start()
-	for name, in := range map[string]interaction.AskInput{
-		"mention":    {Request: twoQuestions(), Mention: []string{"<!channel>"}},
-		"responder":  {Request: twoQuestions(), Responders: []string{"alice"}},
-		"user":       {Request: twoQuestions(), User: "C0NOTAUSER"},
-		"channel":    {Request: twoQuestions(), Channel: "#general"},
-		"thread":     {Request: twoQuestions(), ThreadTS: "yesterday"},
-		"no channel": {Request: twoQuestions(), Channel: ""},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if name == "no channel" {
-				b.cfg.DefaultChannel = ""
-				defer func() { b.cfg.DefaultChannel = chanID }()
-			}
-			if _, err := b.Create(r.ctx(), in); interaction.ErrorCode(err) != interaction.InvalidQuestion {
-				t.Fatalf("err = %v", err)
-			}
-		})
-	}
-	if n := len(r.fake.Messages(chanID)); n != 0 {
-		t.Fatalf("%d messages posted", n)
-	}
-}
-
 func TestGroupMembersCachedAndRefreshed(t *testing.T) {
 	r := newRig(t)
 	r.fake.AddUserGroup("S0TEAM", alice)
 	b, _ := r.start()
-	rec := store.Record{Responders: []string{"S0TEAM"}}
 	for range 3 {
-		if ok, err := b.allowed(r.ctx(), rec, alice); !ok || err != nil {
+		if ok, err := b.bot.InGroup(r.ctx(), "S0TEAM", alice); !ok || err != nil {
 			t.Fatalf("alice refused: %v", err)
 		}
 	}
@@ -414,11 +440,11 @@ func TestGroupMembersCachedAndRefreshed(t *testing.T) {
 		t.Fatalf("%d usergroups.users.list calls, want 1 (cached)", n)
 	}
 	r.fake.AddUserGroup("S0TEAM", bob) // the group changes in Slack
-	if ok, _ := b.allowed(r.ctx(), rec, bob); ok {
+	if ok, _ := b.bot.InGroup(r.ctx(), "S0TEAM", bob); ok {
 		t.Fatal("cache ignored: bob allowed before the refresh")
 	}
 	r.clock.Advance(6 * time.Minute)
-	if ok, err := b.allowed(r.ctx(), rec, bob); !ok || err != nil {
+	if ok, err := b.bot.InGroup(r.ctx(), "S0TEAM", bob); !ok || err != nil {
 		t.Fatalf("bob refused after the refresh: %v", err)
 	}
 }
@@ -438,7 +464,7 @@ func TestDMAskRefusesOthers(t *testing.T) {
 	if _, err := r.fake.Person(bob).Raw(r.ctx(), payload); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	r.sentinel(ask, 1)
 	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("bob ended alice's DM ask: %+v", got)
 	}
@@ -471,4 +497,29 @@ func TestWithdrawnWhilePostingStillUpdatesMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitFor("the late-posted message shows the withdrawal", r.messageHas(ask.TS, "ithdrawn"))
+}
+
+// Submit with nothing chosen tells the person so and leaves the ask
+// pending (issue 16.8).
+func TestSubmitWithNothingChosenTellsThePerson(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.fake.Person(alice).Click(r.ctx(), chanID, ask.TS, buttonFinder(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("told nothing is chosen", func() bool {
+		for _, e := range r.fake.Ephemerals(alice) {
+			if strings.Contains(e.Text, "Nothing chosen yet") {
+				return true
+			}
+		}
+		return false
+	})
+	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
+		t.Fatalf("a Submit with nothing chosen ended the ask: %+v", got)
+	}
 }

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
@@ -53,9 +55,9 @@ func FuzzPayload(f *testing.F) {
 			return
 		}
 		resetFuzzAsks(t, st)
-		ack, jobs := b.route(ctx, cb)
-		for _, j := range jobs {
-			j.fn()
+		ack, settled := handle(b, cb)
+		if !settled {
+			t.Fatalf("payload never acked nor dropped: %s", data)
 		}
 		if ack != nil {
 			if raw, err := json.Marshal(ack); err != nil || len(raw) >= 20480 {
@@ -82,14 +84,23 @@ func TestPayloadSeedsKeepAsksAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 		resetFuzzAsks(t, st)
-		_, jobs := b.route(context.Background(), cb)
-		for _, j := range jobs {
-			j.fn()
-		}
+		_, _ = handle(b, cb)
 		if rec, _ := st.Get(context.Background(), fuzzAsk); rec.Status.Ended() {
 			t.Fatalf("seed ended the ask: %s", s)
 		}
 	}
+}
+
+// handle routes cb as the socket does, runs the work it calls for and
+// what follows its ack, and returns the ack's payload and whether the
+// envelope was settled (acked or dropped).
+func handle(b *Bot, cb *callback) (ack any, settled bool) {
+	env := &Envelope{Payload: cb, ackFn: func(p any) error { ack = p; return nil }, log: b.log}
+	for _, j := range b.route(context.Background(), env) {
+		j.fn()
+	}
+	b.handlers.Wait()
+	return ack, env.settled.Load()
 }
 
 // belongs reports whether a block_actions payload legitimately targets rec.
@@ -106,21 +117,46 @@ func belongs(cb *callback, rec store.Record) bool {
 	return false
 }
 
+// apiCalls counts the Web API calls made to fuzzBot's Slack, by method.
+type apiCalls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *apiCalls) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
 func fuzzBot(tb testing.TB) (*Bot, store.Store) {
+	b, st, _ := fuzzBotCounting(tb)
+	return b, st
+}
+
+func fuzzBotCounting(tb testing.TB) (*Bot, store.Store, *apiCalls) {
 	tb.Helper()
+	calls := &apiCalls{n: map[string]int{}}
 	slackAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.mu.Lock()
+		calls.n[strings.TrimPrefix(r.URL.Path, "/")]++
+		calls.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true,"channel":"C0TEST","ts":"1700000000.000200"}`))
 	}))
 	tb.Cleanup(slackAPI.Close)
 	st := memory.New()
 	api := slack.New("xoxb-fuzz", slack.OptionAPIURL(slackAPI.URL+"/"))
-	b, err := New(context.Background(), Config{API: api, Store: st, DefaultChannel: "C0TEST",
-		Clock: clock.NewFake(time.Unix(1700000000, 0)), Logger: zerolog.Nop()})
+	b, err := New(context.Background(), Config{API: api, Secrets: st, Logger: zerolog.Nop()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b.teamID = fuzzTeam
+	team := fuzzTeam
+	b.teamID.Store(&team)
+	if b.svc, err = asks.New(asks.Config{Store: st, Surface: b, DefaultChannel: "C0TEST",
+		Clock: clock.NewFake(time.Unix(1700000000, 0)), Logger: zerolog.Nop()}); err != nil {
+		tb.Fatal(err)
+	}
 	for _, id := range []string{fuzzAsk, fuzzOther} {
 		rec := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, Channel: "C0TEST", TS: fuzzTS,
 			Questions: []interaction.Question{yesNo("a"), {ID: "b", Question: "Which?", MultiSelect: true, Options: []interaction.Option{{Label: "x"}, {Label: "y"}}}},
@@ -132,7 +168,7 @@ func fuzzBot(tb testing.TB) (*Bot, store.Store) {
 			tb.Fatal(err)
 		}
 	}
-	return b, st
+	return b, st, calls
 }
 
 func resetFuzzAsks(tb testing.TB, st store.Store) {
@@ -160,7 +196,7 @@ func TestSubmitWithBadStateEndsNothing(t *testing.T) {
 	}{
 		{"state values a list", `{"values":[1]}`, interaction.StatusPending},
 		{"state a number", `7`, interaction.StatusPending},
-		{"good state", `{"values":{}}`, interaction.StatusAnswered},
+		{"good state", `{"values":{"sa.afuzztarget.1.0.controls":{"sa.afuzztarget.1.0.select":{"type":"static_select","selected_option":{"value":"0"}}}}}`, interaction.StatusAnswered},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resetFuzzAsks(t, st)
@@ -168,16 +204,45 @@ func TestSubmitWithBadStateEndsNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, jobs := b.route(ctx, cb)
-			for _, j := range jobs {
-				j.fn()
-			}
+			_, _ = handle(b, cb)
 			rec, err := st.Get(ctx, fuzzAsk)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rec.Status != c.want {
 				t.Fatalf("status %s, want %s", rec.Status, c.want)
+			}
+		})
+	}
+}
+
+// A forged block_actions payload with many actions is handled as Slack
+// would send it, with its first action only: 300 "Other…" clicks open one
+// modal, 300 Cancels of asks the person may not answer post one
+// ephemeral (issue 14.8).
+func TestOneActionPerPayload(t *testing.T) {
+	for _, c := range []struct {
+		kind, method string
+	}{{"other", "views.open"}, {"cancel", "chat.postEphemeral"}} {
+		t.Run(c.kind, func(t *testing.T) {
+			b, st, calls := fuzzBotCounting(t)
+			if c.kind == "cancel" { // bob may not answer: each Cancel would be refused with an ephemeral
+				if _, err := st.Update(context.Background(), fuzzAsk, func(r *store.Record) error { r.Responders = []string{"U0BOB"}; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var actions []string
+			for range 300 {
+				actions = append(actions, `{"type":"button","action_id":"sa.afuzztarget.1.0.`+c.kind+`","block_id":"sa.afuzztarget.1.0.controls"}`)
+			}
+			payload := `{"type":"block_actions","user":{"id":"U0ALICE"},"team":{"id":"T0FAKE"},"trigger_id":"1.2.3","container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C0TEST"},"actions":[` + strings.Join(actions, ",") + `]}`
+			cb, err := decodeInteractive([]byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = handle(b, cb)
+			if n := calls.count(c.method); n != 1 {
+				t.Fatalf("%d %s calls, want 1", n, c.method)
 			}
 		})
 	}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/internal/clock"
-	"github.com/slackask/slackask/store"
 )
 
 // groupCache holds user-group members fetched with usergroups.users.list
@@ -55,30 +53,12 @@ func (g *groupCache) members(ctx context.Context, group string) ([]string, error
 	return users, nil
 }
 
-// allowed reports whether user may answer rec: anyone when the ask names
-// no responders (a DM: its recipient only); else a listed user or a member
-// of a listed group. Errors mean "could not tell"; callers refuse then.
-func (b *Bot) allowed(ctx context.Context, rec store.Record, user string) (bool, error) {
-	resp := rec.Responders
-	if len(resp) == 0 {
-		return rec.User == "" || rec.User == user, nil
+// InGroup implements asks.Surface: whether user is a member of the
+// user group, from the cache when fresh.
+func (b *Bot) InGroup(ctx context.Context, group, user string) (bool, error) {
+	members, err := b.groups.members(ctx, group)
+	if err != nil {
+		return false, err
 	}
-	if slices.Contains(resp, user) {
-		return true, nil
-	}
-	var firstErr error
-	for _, id := range resp {
-		if !strings.HasPrefix(id, "S") {
-			continue
-		}
-		members, err := b.groups.members(ctx, id)
-		if err != nil {
-			firstErr = err
-			continue
-		}
-		if slices.Contains(members, user) {
-			return true, nil
-		}
-	}
-	return false, firstErr
+	return slices.Contains(members, user), nil
 }

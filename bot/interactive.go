@@ -3,294 +3,246 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"time"
+	"strconv"
 
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/internal/clock"
-	"github.com/slackask/slackask/store"
 )
 
-// maxCustomLen bounds the "Other" text a person may send (the modal's
-// max_length; checked again here since payloads can be forged).
-const maxCustomLen = 3000
-
-// job is work that follows an ack: run in the named ask's queue, or, with
-// no queue, at once.
+// job is the work of a payload: run in the named ask's queue (one ask's
+// acts are applied in the order they came), or, with no queue, at once.
 type job struct {
 	queue string
 	fn    func()
 }
 
-// route decides, without I/O, the ack of an interactive payload and the
-// work it calls for.
-func (b *Bot) route(ctx context.Context, cb *callback) (ack any, jobs []job) {
+// route decides, without I/O, what a payload calls for. Payloads that
+// change nothing are settled here; a person act is a job that acks its
+// envelope once the lifecycle stored the change (commit, then ack), and
+// leaves the Slack calls that follow (ephemerals; message updates are the
+// lifecycle's) to run after the ack, outside the ask's queue. An "Other…"
+// or "Details" click is acked at once: its views.open needs only the
+// trigger, and stores nothing.
+func (b *Bot) route(ctx context.Context, env *Envelope) []job {
+	cb := env.Payload
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
-		return nil, b.blockActionJobs(ctx, cb)
+		return b.blockActionJobs(ctx, env)
 	case slack.InteractionTypeViewSubmission:
 		sub, resp := b.checkSubmission(cb)
-		if sub != nil {
-			jobs = append(jobs, job{queue: sub.meta.askID, fn: func() { b.onCustom(ctx, cb, *sub) }})
+		if sub == nil {
+			env.Ack(resp)
+			return nil
 		}
-		return resp, jobs
+		return []job{{queue: sub.meta.askID, fn: func() { b.onCustom(ctx, env, *sub) }}}
 	default: // view_closed, shortcuts, …: nothing to do
-		return nil, nil
+		env.Ack(nil)
+		return nil
 	}
 }
 
-func (b *Bot) blockActionJobs(ctx context.Context, cb *callback) []job {
-	var jobs []job
-	for _, a := range cb.blockActions {
-		if a == nil {
-			continue
-		}
-		ref, err := blocks.ParseActionID(a.ActionID)
-		if err != nil {
-			b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
-			continue
-		}
-		act := *a
-		switch ref.Kind {
-		case blocks.KindOther, blocks.KindDetails:
-			jobs = append(jobs, job{fn: func() { b.openModal(ctx, cb, ref) }})
-		default:
-			jobs = append(jobs, job{queue: ref.AskID, fn: func() { b.onAction(ctx, cb, act, ref) }})
-		}
+// blockActionJobs returns the work of a block_actions payload: that of its
+// first action. Slack sends one action per click; a payload with more is
+// forged, and its other actions are dropped (logged), so that it cannot
+// fan out into one views.open or ephemeral per action.
+func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
+	cb := env.Payload
+	if len(cb.blockActions) == 0 || cb.blockActions[0] == nil {
+		env.Ack(nil)
+		return nil
 	}
-	return jobs
-}
-
-// admit loads the ask a payload names and checks that the payload belongs
-// to it and that the person may act. On refusal it tells the person why
-// (ephemerally) and returns false. With cached, the record may come from
-// b.posted: its progress is empty, the rest as posted.
-func (b *Bot) admit(ctx context.Context, cb *callback, askID string, fromMessage, cached bool) (store.Record, bool) {
-	rec, ok := store.Record{}, false
-	if cached {
-		rec, ok = b.posted.get(askID)
+	if n := len(cb.blockActions); n > 1 {
+		b.log.Warn().Int("actions", n).Str("user", trim(cb.User.ID)).Msg("block_actions payload with more than one action; only the first is handled")
 	}
-	var err error
-	if !ok {
-		rec, err = b.loadPosted(ctx, askID)
-		if err == nil {
-			b.posted.put(rec)
-		}
-	}
+	a := *cb.blockActions[0]
+	ref, err := blocks.ParseActionID(a.ActionID)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			b.log.Info().Str("ask", trim(askID)).Msg("payload for an unknown ask")
-		} else {
-			b.log.Error().Err(err).Str("ask", askID).Msg("load ask")
-		}
-		return rec, false
+		b.log.Debug().Str("action", trim(a.ActionID)).Msg("action that is not ours")
+		env.Ack(nil)
+		return nil
 	}
-	if reason := b.mismatch(cb, rec, fromMessage); reason != "" {
-		b.log.Warn().Str("ask", rec.ID).Str("user", trim(cb.User.ID)).Str("reason", reason).Msg("payload does not belong to the ask")
-		return rec, false
+	switch ref.Kind {
+	case blocks.KindOther, blocks.KindDetails:
+		env.Ack(nil)
+		return []job{{fn: func() { b.openModal(ctx, cb, ref) }}}
+	default:
+		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, env, a, ref) }}}
 	}
-	if rec.Status.Ended() {
-		b.ephemeral(ctx, rec, cb.User.ID, endedText(rec))
-		return rec, false
-	}
-	ok, err = b.allowed(ctx, rec, cb.User.ID)
-	if err != nil {
-		b.log.Error().Err(err).Str("ask", rec.ID).Msg("responder check failed; refusing")
-	}
-	if !ok {
-		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, you can't answer this question. "+whoMayAnswer(rec))
-		return rec, false
-	}
-	return rec, true
 }
 
-// loadPosted loads an ask. A click can beat the store: Slack shows the
-// message before chat.postMessage has returned its ts to us, so a pending
-// ask without a ts is re-read for a moment before the payload is judged.
-func (b *Bot) loadPosted(ctx context.Context, id string) (store.Record, error) {
-	rec, err := b.store.Get(ctx, id)
-	for i := 0; err == nil && rec.TS == "" && rec.Status == interaction.StatusPending && i < 40; i++ {
-		if !clock.Sleep(ctx, 50*time.Millisecond) {
-			return rec, ctx.Err()
-		}
-		rec, err = b.store.Get(ctx, id)
+// actOf is the lifecycle's view of a payload acting on ask askID: from the
+// message (rev: the revision of the element clicked) or, with form, from
+// a modal.
+func actOf(cb *callback, askID string, rev int, form bool) asks.Act {
+	a := asks.Act{
+		AskID: askID, By: interaction.User{ID: cb.User.ID, Name: cb.User.Name},
+		Workspace: cb.Team.ID, App: cb.APIAppID, Form: form, Rev: rev,
 	}
-	return rec, err
+	if !form {
+		a.Channel, a.TS = cb.Container.ChannelID, cb.Container.MessageTs
+	}
+	return a
 }
 
-// mismatch returns why a payload does not belong to rec, or "".
-func (b *Bot) mismatch(cb *callback, rec store.Record, fromMessage bool) string {
-	switch {
-	case cb.User.ID == "":
-		return "no user"
-	case rec.TeamID != "" && cb.Team.ID != rec.TeamID:
-		return "team differs"
-	case rec.AppID != "" && cb.APIAppID != "" && cb.APIAppID != rec.AppID:
-		return "app differs"
-	case fromMessage && (cb.Container.ChannelID != rec.Channel || cb.Container.MessageTs != rec.TS || rec.TS == ""):
-		return "channel or message differs"
-	}
-	return ""
-}
-
-func (b *Bot) onAction(ctx context.Context, cb *callback, a slack.BlockAction, ref blocks.Ref) {
-	rec, ok := b.admit(ctx, cb, ref.AskID, true, true)
-	if !ok {
-		return
-	}
-	by := &interaction.User{ID: cb.User.ID, Name: cb.User.Name}
+func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, ref blocks.Ref) {
+	cb := env.Payload
+	act := actOf(cb, ref.AskID, ref.Rev, false)
+	var rec asks.Record
 	var err error
 	switch ref.Kind {
 	case blocks.KindSelect:
-		err = b.onSelect(ctx, rec, a, ref, by)
+		options, verr := actionOptions(&a)
+		if verr != nil {
+			env.Ack(nil)
+			b.log.Warn().Err(verr).Str("ask", ref.AskID).Msg("select with bad values")
+			return
+		}
+		rec, err = b.svc.Select(ctx, act, ref.Question, options)
 	case blocks.KindSkip:
-		err = b.onProgress(ctx, rec, ref.Question, interaction.Progress{Skipped: true}, by)
+		rec, err = b.svc.Skip(ctx, act, ref.Question)
 	case blocks.KindSubmit:
 		state, serr := cb.blockState()
 		if serr != nil { // as a payload that does not parse: nothing happens
-			b.log.Warn().Err(serr).Str("ask", rec.ID).Msg("submit whose state did not parse")
+			env.Ack(nil)
+			b.log.Warn().Err(serr).Str("ask", ref.AskID).Msg("submit whose state did not parse")
 			return
 		}
-		_, err = b.answer(ctx, rec.ID, by, state)
+		rec, err = b.svc.Submit(ctx, act, picksFromState(ref.AskID, ref.Rev, state))
 	case blocks.KindCancel:
-		_, err = b.end(ctx, rec.ID, ending{status: interaction.StatusCancelled, by: by,
-			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(by))})
+		rec, err = b.svc.Cancel(ctx, act)
+	default:
+		env.Ack(nil)
+		return
 	}
-	b.reportActionError(ctx, rec, cb.User.ID, err)
+	b.settle(ctx, env, act, rec, err)
 }
 
-func (b *Bot) reportActionError(ctx context.Context, rec store.Record, user string, err error) {
+// settle acks a person act's envelope once the lifecycle call returned:
+// its change is stored, or it was refused and there is nothing to store.
+// A change that could not be stored (the store failed, the process is
+// stopping) is left unacked, so that Slack tells the person it failed
+// rather than the click being lost silently. What follows the ack (telling
+// the person why nothing changed) runs on its own, so the ask's next act
+// does not wait for Slack.
+func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.Record, err error) {
+	if err != nil && !refusal(err) {
+		env.Drop()
+		b.log.Error().Err(err).Str("ask", trim(act.AskID)).Msg("action failed")
+		return
+	}
+	env.Ack(nil)
+	if err != nil {
+		b.handlers.Go(func() { b.report(ctx, act, rec, err) })
+	}
+}
+
+// refusal reports whether err is the lifecycle judging an act (it changed
+// nothing, on purpose) rather than failing to store it.
+func refusal(err error) bool {
+	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return interaction.ErrorCode(err) == interaction.NotFound
+}
+
+// nothingChosenNotice is the ephemeral for a Submit with nothing chosen.
+const nothingChosenNotice = "Nothing chosen yet: pick, skip or cancel."
+
+// report tells the person why their act changed nothing, when they should
+// know (the ask ended, they may not answer, nothing chosen), and logs the
+// rest.
+func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err error) {
 	switch {
 	case err == nil:
-	case errors.Is(err, errEnded):
-		if cur, gerr := b.store.Get(ctx, rec.ID); gerr == nil {
-			b.ephemeral(ctx, cur, user, endedText(cur))
-		}
+	case errors.Is(err, asks.ErrEnded):
+		b.ephemeral(ctx, rec, act.By.ID, alreadyEndedNotice(rec))
+	case errors.Is(err, asks.ErrNothingChosen):
+		b.ephemeral(ctx, rec, act.By.ID, nothingChosenNotice)
+	case errors.Is(err, asks.ErrRefused):
+		b.ephemeral(ctx, rec, act.By.ID, "Sorry, you can't answer this question. "+whoMayAnswer(rec))
+	case errors.Is(err, asks.ErrForeign):
+		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Str("user", trim(act.By.ID)).Msg("payload does not belong to the ask")
+	case interaction.ErrorCode(err) == interaction.NotFound:
+		b.log.Info().Str("ask", trim(act.AskID)).Msg("payload for an unknown ask")
+	case errors.Is(err, asks.ErrBadChoice):
+		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Msg("payload with impossible values")
 	default:
-		b.log.Error().Err(err).Str("ask", rec.ID).Msg("action failed")
+		b.log.Error().Err(err).Str("ask", trim(act.AskID)).Msg("action failed")
 	}
 }
 
-func (b *Bot) onSelect(ctx context.Context, rec store.Record, a slack.BlockAction, ref blocks.Ref, by *interaction.User) error {
-	if ref.Question < 0 || ref.Question >= len(rec.Questions) {
-		return fmt.Errorf("select: question %d out of range", ref.Question)
-	}
-	labels, err := blocks.LabelsFromAction(b.view(rec), ref.Question, &a)
-	if err != nil {
-		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("select with bad values")
-		return nil
-	}
-	if blocks.OneTap(rec.Request()) {
-		if len(labels) == 0 {
-			return nil
+// actionOptions returns the option indexes a select (or plan-review
+// approve button) action carries. An error for another element type or a
+// value that is not an option index.
+func actionOptions(a *slack.BlockAction) ([]int, error) {
+	var values []string
+	switch a.Type {
+	case slack.ActionType(slack.OptTypeStatic):
+		if a.SelectedOption.Value != "" {
+			values = []string{a.SelectedOption.Value}
 		}
-		_, err := b.end(ctx, rec.ID, ending{status: interaction.StatusAnswered, by: by, mutate: func(r *store.Record) {
-			r.Progress = setProgress(r.Progress, len(r.Questions), ref.Question, interaction.Progress{Selected: labels})
-		}})
-		return err
-	}
-	updated, err := b.store.Update(ctx, rec.ID, func(r *store.Record) error {
-		if r.Status.Ended() {
-			return errEnded
+	case slack.ActionType(slack.MultiOptTypeStatic):
+		for _, o := range a.SelectedOptions {
+			values = append(values, o.Value)
 		}
-		old := progressAt(r.Progress, ref.Question)
-		r.Progress = setProgress(r.Progress, len(r.Questions), ref.Question, interaction.Progress{Selected: labels})
-		// The person's client shows the new selection already; re-render
-		// only when the message shows something else for this question.
-		if old.Custom != "" || old.Skipped || ref.Rev != r.Rev {
-			r.Rev++
-			r.Synced = false
-		}
-		return nil
-	})
-	// Most selects change nothing the message shows: the record stays
-	// synced and there is nothing to update (marking it anyway cost a
-	// goroutine and a store read per select).
-	if err == nil && !updated.Synced {
-		b.syncer.mark(rec.ID)
+	case slack.ActionType(slack.METButton):
+		values = []string{a.Value}
+	default:
+		return nil, errors.New("bot: unexpected element type " + strconv.Quote(trim(string(a.Type))))
 	}
-	return err
+	out := make([]int, 0, len(values))
+	for _, v := range values {
+		j := optionIndex(v)
+		if j < 0 {
+			return nil, errors.New("bot: option value " + strconv.Quote(trim(v)) + " is not an option index")
+		}
+		out = append(out, j)
+	}
+	return out, nil
 }
 
-// onProgress records a skip or custom text; a one-question ask ends with it.
-func (b *Bot) onProgress(ctx context.Context, rec store.Record, q int, p interaction.Progress, by *interaction.User) error {
-	if q < 0 || q >= len(rec.Questions) {
-		return fmt.Errorf("progress: question %d out of range", q)
+// optionIndex parses an option value, the canonical decimal index of an
+// option; -1 for anything else.
+func optionIndex(s string) int {
+	j, err := strconv.Atoi(s)
+	if err != nil || j < 0 || strconv.Itoa(j) != s {
+		return -1
 	}
-	set := func(r *store.Record) {
-		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
-	}
-	if endsWithOneAction(rec.Request()) {
-		_, err := b.end(ctx, rec.ID, ending{status: interaction.StatusAnswered, by: by, mutate: set})
-		return err
-	}
-	_, err := b.store.Update(ctx, rec.ID, func(r *store.Record) error {
-		if r.Status.Ended() {
-			return errEnded
-		}
-		set(r)
-		r.Rev++
-		r.Synced = false
-		return nil
-	})
-	if err == nil {
-		b.syncer.mark(rec.ID)
-	}
-	return err
+	return j
 }
 
-// answer ends the ask as answered with the selections of the submitting
-// payload's message state merged into the stored progress.
-func (b *Bot) answer(ctx context.Context, id string, by *interaction.User, state *slack.BlockActionStates) (store.Record, error) {
-	return b.end(ctx, id, ending{status: interaction.StatusAnswered, by: by, mutate: func(r *store.Record) {
-		sel := blocks.SelectionsFromState(b.view(*r), state)
-		for q := range r.Questions {
-			labels, ok := sel[q]
-			if !ok {
+// picksFromState returns, per question index, the option indexes the
+// selects of revision rev of ask askID hold in a Submit's message state
+// (selected_options, else selected_option; values that are not option
+// indexes as -1, which the lifecycle drops). Selects of other asks or
+// revisions are left out.
+func picksFromState(askID string, rev int, state *slack.BlockActionStates) map[int][]int {
+	out := map[int][]int{}
+	if state == nil {
+		return out
+	}
+	for _, actions := range state.Values {
+		for id, a := range actions {
+			ref, err := blocks.ParseActionID(id)
+			if err != nil || ref.AskID != askID || ref.Rev != rev || ref.Kind != blocks.KindSelect || ref.Question < 0 {
 				continue
 			}
-			old := progressAt(r.Progress, q)
-			switch {
-			case len(labels) > 0:
-				r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
-			case !old.Skipped && old.Custom == "":
-				r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{})
+			var idx []int
+			for _, o := range a.SelectedOptions {
+				idx = append(idx, optionIndex(o.Value))
 			}
+			if len(idx) == 0 && a.SelectedOption.Value != "" {
+				idx = append(idx, optionIndex(a.SelectedOption.Value))
+			}
+			out[ref.Question] = idx
 		}
-	}})
-}
-
-func endsWithOneAction(r interaction.Request) bool {
-	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect
-}
-
-func progressAt(ps []interaction.Progress, q int) interaction.Progress {
-	if q < len(ps) {
-		return ps[q]
 	}
-	return interaction.Progress{}
-}
-
-func setProgress(ps []interaction.Progress, n, q int, p interaction.Progress) []interaction.Progress {
-	for len(ps) < n {
-		ps = append(ps, interaction.Progress{})
-	}
-	ps[q] = p
-	return ps
-}
-
-func displayName(u *interaction.User) string {
-	if u == nil {
-		return "someone"
-	}
-	if u.Name != "" {
-		return u.Name
-	}
-	return u.ID
+	return out
 }
 
 func trim(s string) string {
@@ -298,46 +250,4 @@ func trim(s string) string {
 		return s[:80] + "…"
 	}
 	return s
-}
-
-func endedText(r store.Record) string {
-	switch r.Status {
-	case interaction.StatusAnswered:
-		who := "someone"
-		if r.AnsweredBy != nil {
-			who = "<@" + r.AnsweredBy.ID + ">"
-		}
-		return "This question was already answered by " + who + "."
-	case interaction.StatusCancelled:
-		return "This question was cancelled."
-	case interaction.StatusExpired:
-		return "This question expired before anyone answered."
-	default:
-		return "The question was withdrawn: the asker stopped waiting."
-	}
-}
-
-func whoMayAnswer(r store.Record) string {
-	return "Only " + strings.Join(responderMentions(r), ", ") + " may answer."
-}
-
-// responderMentions returns who may answer r as Slack mentions: its
-// responders (user groups as <!subteam^…>), or a DM's recipient; ids that
-// do not look like Slack ids are left out.
-func responderMentions(r store.Record) []string {
-	ids := r.Responders
-	if len(ids) == 0 && r.User != "" {
-		ids = []string{r.User}
-	}
-	parts := make([]string, 0, len(ids))
-	for _, id := range ids {
-		switch {
-		case !slackIDPattern.MatchString(id):
-		case strings.HasPrefix(id, "S"):
-			parts = append(parts, "<!subteam^"+id+">")
-		default:
-			parts = append(parts, "<@"+id+">")
-		}
-	}
-	return parts
 }

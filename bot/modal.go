@@ -58,20 +58,25 @@ func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 // openModal answers an "Other…" or "Details" click with views.open, right
 // away: the trigger id dies about 3 s after the click.
 func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
-	rec, ok := b.admit(ctx, cb, ref.AskID, true, false) // the modal shows the progress
-	if !ok || ref.Question < 0 || ref.Question >= len(rec.Questions) {
+	act := actOf(cb, ref.AskID, ref.Rev, false)
+	rec, err := b.svc.Check(ctx, act) // the modal shows the progress
+	if err != nil {
+		b.report(ctx, act, rec, err)
+		return
+	}
+	if ref.Question < 0 || ref.Question >= len(rec.Questions) {
 		return
 	}
 	meta := b.signMeta(viewMeta{askID: rec.ID, q: ref.Question, user: cb.User.ID})
-	var view slack.ModalViewRequest
+	var modal slack.ModalViewRequest
 	if ref.Kind == blocks.KindDetails {
-		view = blocks.DetailsModal(b.view(rec), ref.Question, meta)
+		modal = blocks.DetailsModal(view(rec), ref.Question, meta)
 	} else {
-		view = blocks.OtherModal(b.view(rec), ref.Question, meta)
+		modal = blocks.OtherModal(view(rec), ref.Question, meta)
 	}
 	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, view); err != nil {
+	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, modal); err != nil {
 		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open failed")
 		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please press the button again.")
 	}
@@ -98,8 +103,8 @@ func (b *Bot) checkSubmission(cb *callback) (*submission, any) {
 	if !ok {
 		return nil, viewErrors("Type an answer, or press Back.")
 	}
-	if n := utf8.RuneCountInString(text); n > maxCustomLen {
-		return nil, viewErrors(fmt.Sprintf("The answer is %d characters long; the limit is %d.", n, maxCustomLen))
+	if n := utf8.RuneCountInString(text); n > interaction.MaxCustomLen {
+		return nil, viewErrors(fmt.Sprintf("The answer is %d characters long; the limit is %d.", n, interaction.MaxCustomLen))
 	}
 	return &submission{meta: meta, text: text}, nil
 }
@@ -108,12 +113,10 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.CustomBlockID: msg})
 }
 
-func (b *Bot) onCustom(ctx context.Context, cb *callback, sub submission) {
-	rec, ok := b.admit(ctx, cb, sub.meta.askID, false, true)
-	if !ok {
-		return
-	}
-	by := &interaction.User{ID: cb.User.ID, Name: cb.User.Name}
-	err := b.onProgress(ctx, rec, sub.meta.q, interaction.Progress{Custom: sub.text}, by)
-	b.reportActionError(ctx, rec, cb.User.ID, err)
+// onCustom stores a form's "Other" text, then acks the submission (which
+// closes the form).
+func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
+	act := actOf(env.Payload, sub.meta.askID, -1, true)
+	rec, err := b.svc.Other(ctx, act, sub.meta.q, sub.text)
+	b.settle(ctx, env, act, rec, err)
 }

@@ -10,12 +10,11 @@ import (
 )
 
 // callback is the part of an interactive payload the bot reads, decoded
-// straight from the frame. Decoding the whole payload into
-// slack.InteractionCallback also builds the message and the view it came
-// from, block by block through slack-go's per-type unmarshallers: 7 times
-// the CPU of this (750 µs against 100 µs for the README's three-question
-// ask, measured by BenchmarkDecodePayload), and slack-go's struct alone is
-// 3.8 KB. Field names follow slack-go's where the bot reads the same thing.
+// straight from the frame: decoding the whole payload into
+// slack.InteractionCallback would also build the message and the view it
+// came from, block by block through slack-go's per-type unmarshallers,
+// which the bot never reads (BenchmarkDecodePayload compares the two).
+// Field names follow slack-go's where the bot reads the same thing.
 type callback struct {
 	Type slack.InteractionType `json:"type"`
 	User struct {
@@ -91,20 +90,28 @@ func (cb *callback) blockState() (*slack.BlockActionStates, error) {
 }
 
 var (
-	// viewSubmissionToken is the one payload type whose ack may carry an
-	// answer (validation errors for the "Other…" modal).
-	viewSubmissionToken = []byte(`"view_submission"`)
-	unicodeEscape       = []byte(`\u`)
+	// changeTokens are the payload types whose ack waits for the decode:
+	// a view_submission's ack may carry validation errors, and both it and
+	// block_actions may ask for a change, acked only once stored.
+	changeTokens  = [][]byte{[]byte(`"view_submission"`), []byte(`"block_actions"`)}
+	unicodeEscape = []byte(`\u`)
 )
 
-// mayNeedAckPayload reports whether an envelope could be a view_submission.
-// A raw quote in JSON always delimits a string, so without \u escapes the
-// bytes "view_submission" with their quotes occur exactly where a whole
-// string (key or value) is view_submission; an envelope without them is
-// acked at once, before its payload is decoded. A false positive (a label
-// reading view_submission, any \u escape) only takes the slower path.
-func mayNeedAckPayload(frame []byte) bool {
-	return bytes.Contains(frame, viewSubmissionToken) || bytes.Contains(frame, unicodeEscape)
+// ackAfterDecode reports whether an envelope could be a view_submission
+// or block_actions. A raw quote in JSON always delimits a string, so
+// without \u escapes the bytes "view_submission" with their quotes occur
+// exactly where a whole string (key or value) is view_submission (and so
+// for block_actions); an envelope without them (view_closed, events,
+// shortcuts) is acked at once, before its payload is decoded. A false
+// positive (a label reading view_submission, any \u escape) only takes
+// the slower path.
+func ackAfterDecode(frame []byte) bool {
+	for _, t := range changeTokens {
+		if bytes.Contains(frame, t) {
+			return true
+		}
+	}
+	return bytes.Contains(frame, unicodeEscape)
 }
 
 // envelopeID returns the envelope_id of a Socket Mode frame, or "" when

@@ -183,32 +183,35 @@ func TestEnvelopeID(t *testing.T) {
 	}
 }
 
-func TestMayNeedAckPayload(t *testing.T) {
+func TestAckAfterDecode(t *testing.T) {
 	for _, c := range []struct {
 		name, frame string
 		want        bool
 	}{
-		{"block_actions", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"view_submission?"}}}`, false},
+		{"block_actions", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"view_submission?"}}}`, true},
 		{"view_submission", `{"envelope_id":"e","payload":{"type":"view_submission","view":{}}}`, true},
-		{"quoted inside a string", `{"envelope_id":"e","payload":{"type":"block_actions","text":"say \"view_submission\""}}`, false},
-		{"a label that reads view_submission", `{"envelope_id":"e","payload":{"type":"block_actions","label":"view_submission"}}`, true},
+		{"view_closed", `{"envelope_id":"e","payload":{"type":"view_closed","view":{}}}`, false},
+		{"quoted inside a string", `{"envelope_id":"e","payload":{"type":"view_closed","text":"say \"view_submission\" or \"block_actions\""}}`, false},
+		{"a label that reads view_submission", `{"envelope_id":"e","payload":{"type":"view_closed","label":"view_submission"}}`, true},
 		{"escaped type", `{"envelope_id":"e","payload":{"type":"view\u005fsubmission"}}`, true},
 		{"escaped key", `{"envelope_id":"e","payload":{"typ\u0065":"block_actions"}}`, true},
+		{"events_api", `{"envelope_id":"e","type":"events_api","payload":{"event":{"type":"app_mention"}}}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := mayNeedAckPayload([]byte(c.frame)); got != c.want {
-				t.Fatalf("mayNeedAckPayload = %v, want %v", got, c.want)
+			if got := ackAfterDecode([]byte(c.frame)); got != c.want {
+				t.Fatalf("ackAfterDecode = %v, want %v", got, c.want)
 			}
 		})
 	}
-	if mayNeedAckPayload(envelopeFrame(t)) {
-		t.Fatal("the fake's block_actions frame would wait for its decode")
+	if !ackAfterDecode(envelopeFrame(t)) {
+		t.Fatal("the fake's block_actions frame would be acked before its click is stored")
 	}
 }
 
 // FuzzFastAck: an envelope the reader acks before decoding is never one
-// whose payload is a view_submission (whose ack may have to carry errors),
-// and the id it acks is the envelope's.
+// whose payload is a view_submission (whose ack may have to carry errors)
+// or a block_actions (acked only once its change is stored), and the id
+// it acks is the envelope's.
 func FuzzFastAck(f *testing.F) {
 	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view_submission"}}`))
 	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view\u005fsubmission"}}`))
@@ -224,8 +227,11 @@ func FuzzFastAck(f *testing.F) {
 		if json.Unmarshal(frame, &env) != nil {
 			return
 		}
-		if env.Payload.Type == string(slack.InteractionTypeViewSubmission) && !mayNeedAckPayload(frame) {
-			t.Fatalf("view_submission would be acked before its decode: %s", frame)
+		switch slack.InteractionType(env.Payload.Type) {
+		case slack.InteractionTypeViewSubmission, slack.InteractionTypeBlockActions:
+			if !ackAfterDecode(frame) {
+				t.Fatalf("%s would be acked before its decode: %s", env.Payload.Type, frame)
+			}
 		}
 		if env.EnvelopeID != nil && !hasDuplicateKeys(frame) && envelopeID(frame) != *env.EnvelopeID {
 			t.Fatalf("envelopeID = %q, want %q", envelopeID(frame), *env.EnvelopeID)
@@ -278,10 +284,10 @@ func BenchmarkDecodePayload(b *testing.B) {
 			_, _, _ = decodeEnvelope(frame)
 		}
 	})
-	b.Run("envelopeID+mayNeedAckPayload (before the ack)", func(b *testing.B) {
+	b.Run("envelopeID+ackAfterDecode (before a fast ack)", func(b *testing.B) {
 		for b.Loop() {
 			_ = envelopeID(frame)
-			_ = mayNeedAckPayload(frame)
+			_ = ackAfterDecode(frame)
 		}
 	})
 }

@@ -13,12 +13,10 @@ import (
 )
 
 // postGates pace chat.postMessage per conversation once Slack rate-limits
-// it (about one message per second per channel). Without them every
-// waiting post retried on its own after Retry-After: with n posts queued
-// for one channel, n calls per second went out, n−1 of them answered 429,
-// and a post gave up after maxRateLimitRetries — 200 asks at once lost
-// 177 of their posts. With them, posts to a limited channel take turns,
-// first come first served: only the post whose turn it is calls Slack.
+// it (about one message per second per channel): posts to a limited
+// channel take turns, first come first served, and only the post whose
+// turn it is calls Slack, so that n queued posts do not send n calls per
+// Retry-After (n−1 of them refused, each post running out of retries).
 // Channels that are not limited are not slowed down at all. The zero
 // value is ready to use.
 type postGates struct {
@@ -90,8 +88,9 @@ func (g *postGates) untilOf(gate *postGate) time.Time {
 // ends with ctx. Errors are as for call.
 func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Context) error) error {
 	const method = "chat.postMessage"
-	gate, limited := b.posts.enter(channel)
-	defer b.posts.leave(channel, gate)
+	pause := rateLimitBackoff
+	gate, limited := b.postTurns.enter(channel)
+	defer b.postTurns.leave(channel, gate)
 	if !limited {
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
@@ -101,10 +100,10 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 			}
 			return nil
 		}
-		b.posts.limitUntil(gate, time.Now().Add(max(rl.RetryAfter, 100*time.Millisecond)))
+		b.postTurns.limitUntil(gate, time.Now().Add(retryAfter(&pause, rl)))
 	}
-	b.posts.queue(gate, 1)
-	defer b.posts.queue(gate, -1)
+	b.postTurns.queue(gate, 1)
+	defer b.postTurns.queue(gate, -1)
 	select {
 	case <-gate.turn:
 	case <-ctx.Done():
@@ -112,7 +111,7 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 	}
 	defer func() { gate.turn <- struct{}{} }()
 	for attempt := 0; ; attempt++ {
-		if wait := time.Until(b.posts.untilOf(gate)); wait > 0 {
+		if wait := time.Until(b.postTurns.untilOf(gate)); wait > 0 {
 			if attempt == 0 {
 				b.log.Debug().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("channel rate limited; waiting for the turn")
 			}
@@ -132,8 +131,8 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
 			return fmt.Errorf("%s: %w", method, slackErr(err))
 		}
-		wait := max(rl.RetryAfter, 100*time.Millisecond)
+		wait := retryAfter(&pause, rl)
 		b.log.Info().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
-		b.posts.limitUntil(gate, time.Now().Add(wait))
+		b.postTurns.limitUntil(gate, time.Now().Add(wait))
 	}
 }

@@ -74,9 +74,9 @@ func TestCallPostTakesTurnsOnALimitedChannel(t *testing.T) {
 	if took := time.Since(start); took > time.Duration(n+5)*l.interval+time.Second {
 		t.Errorf("took %v for %d posts at one per %v", took, n, l.interval)
 	}
-	b.posts.mu.Lock()
-	left := len(b.posts.gates)
-	b.posts.mu.Unlock()
+	b.postTurns.mu.Lock()
+	left := len(b.postTurns.gates)
+	b.postTurns.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d gates left after all posts", left)
 	}

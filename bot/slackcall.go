@@ -10,17 +10,31 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
-	"github.com/slackask/slackask/store"
 )
 
 // maxRateLimitRetries bounds how often one call waits out a 429.
 const maxRateLimitRetries = 20
 
+// rateLimitBackoff paces the retries of a 429 that came without a
+// Retry-After.
+var rateLimitBackoff = backoff.Backoff{Min: 100 * time.Millisecond, Max: 30 * time.Second}
+
+// retryAfter is the pause Slack asked for with a 429, or pause's next
+// when it named none.
+func retryAfter(pause *backoff.Backoff, rl *slack.RateLimitedError) time.Duration {
+	if rl.RetryAfter > 0 {
+		return rl.RetryAfter
+	}
+	return pause.Next()
+}
+
 // call runs one Web API call, waiting out 429s for as long as Slack's
 // Retry-After says (bounded by ctx and maxRateLimitRetries). Other
 // failures come back as SLACK_ERROR, wrapped with the method name.
 func (b *Bot) call(ctx context.Context, method string, fn func(context.Context) error) error {
+	pause := rateLimitBackoff
 	for attempt := 0; ; attempt++ {
 		err := fn(ctx)
 		if err == nil {
@@ -30,7 +44,7 @@ func (b *Bot) call(ctx context.Context, method string, fn func(context.Context) 
 		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
 			return fmt.Errorf("%s: %w", method, slackErr(err))
 		}
-		wait := max(rl.RetryAfter, 100*time.Millisecond)
+		wait := retryAfter(&pause, rl)
 		b.log.Info().Str("method", method).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
 		if !clock.Sleep(ctx, wait) {
 			return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
@@ -58,23 +72,4 @@ func slackErr(err error) error {
 		return interaction.Errorf(interaction.SlackError, "%s", msg)
 	}
 	return interaction.Errorf(interaction.SlackError, "%v", err)
-}
-
-// ephemeral tells one person something only they see, in the ask's
-// conversation. Failures are logged: an ephemeral is a courtesy.
-func (b *Bot) ephemeral(ctx context.Context, rec store.Record, user, text string) {
-	if rec.Channel == "" || user == "" {
-		return
-	}
-	err := b.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-		opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
-		if rec.ThreadTS != "" {
-			opts = append(opts, slack.MsgOptionTS(rec.ThreadTS))
-		}
-		_, err := b.api.PostEphemeralContext(ctx, rec.Channel, user, opts...)
-		return err
-	})
-	if err != nil {
-		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("ephemeral message failed")
-	}
 }

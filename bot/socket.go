@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,24 +10,32 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/workslots"
 )
 
-// The Socket Mode connection is the bot's own, on slack-go's Web API
+// Socket is the bot's own Socket Mode connection, on slack-go's Web API
 // (apps.connections.open) and wire types (socketmode.Request, Response) and
-// the gorilla/websocket slack-go dials with. slack-go's socketmode.Client
-// decodes every payload in full, message blocks included, before the app
-// sees the envelope: that decode was 36–57 % of the bot's CPU and all of
-// its ack latency beyond the round trip (bench/, BENCHMARKS.md). Here the
-// reader acks an envelope as soon as it has read its id, and only a
-// view_submission, whose ack may carry validation errors, waits for its
-// payload to be decoded and judged.
+// the gorilla/websocket slack-go dials with, rather than slack-go's
+// socketmode.Client, which decodes every payload in full (message blocks
+// included) before the app sees the envelope. Here the reader acks an
+// envelope as soon as it has read its id, and only a view_submission, whose
+// ack may carry validation errors, waits for its payload to be decoded and
+// judged by the handler.
+//
+// An envelope that may ask for a change (block_actions, view_submission)
+// is acked by the handler only once the change is stored: Slack never
+// resends an acked payload, so an ack before the store could lose a click
+// to a crash.
 const (
 	// pingTimeout: Slack pings every few seconds; with no frame and no
 	// ping for this long the connection is taken for dead (as slack-go).
@@ -38,6 +47,9 @@ const (
 	// maxFrameBytes caps one frame from Slack (a 50-block message and its
 	// state are well under 1 MB).
 	maxFrameBytes = 8 << 20
+	// settleWait bounds how long an ended connection stays open for the
+	// acks of envelopes read from it (Slack's own limit is 3 s).
+	settleWait = 5 * time.Second
 	// inboundBuffer is how many read envelopes may wait for the dispatcher
 	// before the reader stops reading.
 	inboundBuffer = 1024
@@ -48,15 +60,156 @@ const (
 	backlogged = 64
 )
 
+// DefaultMinLife: Slack refreshes a connection after hours, so one that
+// ends within seconds of its hello is a failing link (or a Slack that
+// disconnects at once), which must be backed off, not redialled in a loop.
+const DefaultMinLife = 10 * time.Second
+
 // errDisconnectRequested: Slack asked us to reconnect (refresh, warning).
 var errDisconnectRequested = errors.New("bot: slack asked to reconnect")
 
+// EnvelopeHandler is what a Socket hands what it reads to.
+type EnvelopeHandler interface {
+	// Hello is called for each hello, with the app id Slack announces.
+	Hello(appID string)
+	// Interactive handles an interactive envelope. It must settle env
+	// exactly once, from any goroutine: Ack it once what it asks for is
+	// stored (Slack never resends an acked payload), or Drop it unacked
+	// when that failed (Slack then tells the person). It is called by one
+	// goroutine in read order, so it must not wait for I/O itself.
+	Interactive(ctx context.Context, env *Envelope)
+}
+
+// Envelope is one interactive envelope read from a connection, decoded.
+type Envelope struct {
+	ID      string
+	Payload *callback
+	// ackFn writes the ack; nil once the reader acked the envelope as it
+	// read it (its ack could carry nothing and it asks for no change).
+	ackFn   func(payload any) error
+	settled atomic.Bool
+	release func() // tells the connection the envelope is settled
+	log     zerolog.Logger
+}
+
+// Ack answers the envelope, with payload as the ack's payload (nil:
+// none). For an envelope the reader acked already it does nothing (a
+// payload is then logged as lost); a second settling is logged.
+func (e *Envelope) Ack(payload any) {
+	if e.ackFn == nil {
+		if payload != nil {
+			e.log.Error().Str("envelope", e.ID).Msg("envelope acked before its ack payload was known")
+		}
+		return
+	}
+	if !e.settle() {
+		return
+	}
+	if err := e.ackFn(payload); err != nil {
+		e.log.Warn().Err(err).Msg("ack failed")
+	}
+}
+
+// Drop settles the envelope without an ack: what it asked for could not
+// be stored, and Slack shows the person an error instead of a silent
+// loss.
+func (e *Envelope) Drop() {
+	if e.ackFn != nil && e.settle() {
+		e.log.Warn().Str("envelope", e.ID).Msg("envelope left unacked: its change was not stored")
+	}
+}
+
+func (e *Envelope) settle() bool {
+	if e.settled.Swap(true) {
+		e.log.Error().Str("envelope", e.ID).Msg("envelope settled twice")
+		return false
+	}
+	if e.release != nil {
+		e.release()
+	}
+	return true
+}
+
+// Socket keeps one Socket Mode connection open and hands what it reads
+// to Handler. Set the exported fields, then call Run once.
+type Socket struct {
+	// Open asks Slack for a connection URL (apps.connections.open); each
+	// URL is single-use.
+	Open    func(ctx context.Context) (url string, err error)
+	Handler EnvelopeHandler
+	Log     zerolog.Logger
+	// Slots, when set, bound the decoding of envelopes (not while the
+	// dispatcher is behind).
+	Slots workslots.Slots
+	// Backoff paces reconnects after failures (zero: 1 s doubling to 30 s,
+	// jittered); Slack's Retry-After wins when it sends one.
+	Backoff backoff.Backoff
+	// MinLife is how long after hello a connection must last for its end
+	// to count as Slack's periodic refresh (zero: DefaultMinLife); one that
+	// ends sooner, by a disconnect or a cut, counts as a failed connect.
+	MinLife time.Duration
+
+	connected atomic.Bool
+	helloAt   time.Time // of the current connection; written by its reader
+	envelopes atomic.Int64
+}
+
+// Connected reports whether Slack said hello on the current connection.
+func (s *Socket) Connected() bool { return s.connected.Load() }
+
+// Envelopes returns how many envelopes were read since start.
+func (s *Socket) Envelopes() int64 { return s.envelopes.Load() }
+
 // socketConn is one Socket Mode websocket. One goroutine reads; acks are
-// written by the reader and by the dispatcher, one at a time under wmu.
+// written by the reader and by the handler's goroutines, one at a time
+// under wmu.
 type socketConn struct {
 	ws   *websocket.Conn
 	wmu  sync.Mutex
 	once sync.Once
+
+	mu        sync.Mutex
+	unsettled int           // envelopes handed over and not yet acked or dropped
+	idle      chan struct{} // closed when unsettled drops to 0 while closing
+}
+
+// track counts an envelope handed over unacked; the func it returns
+// counts it settled.
+func (c *socketConn) track() (release func()) {
+	c.mu.Lock()
+	c.unsettled++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.unsettled--
+		if c.unsettled == 0 && c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
+	}
+}
+
+// closeWhenSettled closes the connection once every envelope read from it
+// is settled (their acks go out on it), or after at most maxWait, or when
+// ctx ends.
+func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration) {
+	defer c.close()
+	c.mu.Lock()
+	if c.unsettled == 0 {
+		c.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	c.idle = idle
+	c.mu.Unlock()
+	t := time.NewTimer(maxWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // ack answers an envelope, with payload as the ack's payload (nil: none).
@@ -81,9 +234,9 @@ func (c *socketConn) ack(id string, payload any) error {
 
 func (c *socketConn) close() { c.once.Do(func() { _ = c.ws.Close() }) }
 
-// framePool holds the buffers frames are read into: a frame read whole
-// with ReadMessage cost ~16 KB of allocation (io.ReadAll doubling up to a
-// 5 KB payload), a quarter of all the bot allocated per envelope.
+// framePool holds the buffers frames are read into, so that a frame costs
+// no allocation of its size (ReadMessage reads each whole with io.ReadAll,
+// doubling a fresh buffer).
 var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // maxPooledFrame: a buffer grown past this by a rare huge frame is left
@@ -118,7 +271,7 @@ func releaseFrame(buf *bytes.Buffer) {
 
 // inbound is an envelope read from a connection, on its way to the
 // dispatcher; closeConn instead asks the dispatcher to close conn once
-// everything read from it before has been handled (and acked).
+// everything read from it before has been handed over and settled.
 type inbound struct {
 	conn      *socketConn
 	id        string
@@ -127,56 +280,61 @@ type inbound struct {
 	closeConn bool
 }
 
-// runSocket keeps one Socket Mode connection open until ctx ends,
-// reconnecting when Slack asks to or the connection drops. It returns
-// ctx's error, or an error when Slack refuses the app token.
-func (b *Bot) runSocket(ctx context.Context) error {
+// Run keeps one Socket Mode connection open until ctx ends, reconnecting
+// when Slack asks to or the connection drops, and returns once everything
+// read was handed over. It returns ctx's error, or an error when Slack
+// refuses the app token.
+func (s *Socket) Run(ctx context.Context) error {
 	in := make(chan inbound, inboundBuffer)
-	var dispatcher sync.WaitGroup
+	var dispatcher, closers sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
-			b.dispatch(ctx, f, len(in) >= backlogged)
+			if f.closeConn {
+				closers.Go(func() { f.conn.closeWhenSettled(ctx, settleWait) })
+				continue
+			}
+			s.dispatch(ctx, f, len(in) >= backlogged)
 		}
 	})
 	defer func() {
 		close(in)
 		dispatcher.Wait()
+		closers.Wait()
+		s.connected.Store(false)
 	}()
-	failures := 0
 	for {
-		conn, err := b.openSocket(ctx)
+		conn, err := s.openSocket(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if fatalConnectError(err) {
-				b.log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
+				s.Log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
 				return fmt.Errorf("bot run: socket mode: %w", slackErr(err))
 			}
-			failures++
-			wait := connectBackoff(failures, err)
-			b.log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connect failed; retrying")
+			wait := connectWait(&s.Backoff, err)
+			s.Log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connect failed; retrying")
 			if !clock.Sleep(ctx, wait) {
 				return ctx.Err()
 			}
 			continue
 		}
-		err = b.readSocket(ctx, conn, in)
-		helloed := b.connected.Swap(false)
+		err = s.read(ctx, conn, in)
+		helloed := s.connected.Swap(false)
 		in <- inbound{conn: conn, closeConn: true}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if helloed || errors.Is(err, errDisconnectRequested) {
-			failures = 0
-			b.log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
+		minLife := cmp.Or(s.MinLife, DefaultMinLife)
+		if helloed && time.Since(s.helloAt) >= minLife {
+			s.Backoff.Reset()
+			s.Log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
 			continue
 		}
-		// Dropped before Slack said hello: back off as for a failed
+		// Dropped before hello, or soon after it: back off as for a failed
 		// connect, or a link that always drops would spin.
-		failures++
-		wait := connectBackoff(failures, err)
-		b.log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connection dropped before hello; retrying")
+		wait := connectWait(&s.Backoff, err)
+		s.Log.Warn().Err(err).Bool("helloed", helloed).Dur("retry_in", wait).Msg("socket mode connection ended young; retrying")
 		if !clock.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
@@ -188,10 +346,10 @@ var socketDialer = websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeT
 // openSocket asks Slack for a connection URL (each is single-use) and
 // dials it. Errors name the step; Slack's own refusals wrap
 // slack.SlackErrorResponse.
-func (b *Bot) openSocket(ctx context.Context) (*socketConn, error) {
+func (s *Socket) openSocket(ctx context.Context) (*socketConn, error) {
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	_, url, err := b.api.StartSocketModeContext(octx)
+	url, err := s.Open(octx)
 	if err != nil {
 		return nil, fmt.Errorf("apps.connections.open: %w", err)
 	}
@@ -220,20 +378,21 @@ func fatalConnectError(err error) bool {
 	return errors.As(err, &code) && code.Code == http.StatusNotFound
 }
 
-// connectBackoff is 1 s doubling to 30 s, or Slack's Retry-After.
-func connectBackoff(failures int, err error) time.Duration {
+// connectWait is the pause before the next connect: Slack's Retry-After
+// when it sent one, else b's next pause.
+func connectWait(b *backoff.Backoff, err error) time.Duration {
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) && rl.RetryAfter > 0 {
 		return rl.RetryAfter
 	}
-	return min(time.Second<<min(failures-1, 5), 30*time.Second)
+	return b.Next()
 }
 
-// readSocket reads frames until the connection fails, Slack asks for a
+// read reads frames until the connection fails, Slack asks for a
 // reconnect or ctx ends, and returns why. It acks each envelope that
 // cannot be a view_submission as soon as it has its id, then hands the
 // envelope to the dispatcher.
-func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) error {
+func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) error {
 	stop := context.AfterFunc(ctx, c.close)
 	defer stop()
 	ws := c.ws
@@ -257,18 +416,18 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 		frame := buf.Bytes()
 		id := envelopeID(frame)
 		if id == "" {
-			err := b.onControlFrame(frame)
+			err := s.onControlFrame(frame)
 			releaseFrame(buf)
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		b.stats.Envelopes.Add(1)
+		s.envelopes.Add(1)
 		f := inbound{conn: c, id: id, frame: buf}
-		if !mayNeedAckPayload(frame) {
+		if !ackAfterDecode(frame) {
 			if err := c.ack(id, nil); err != nil {
-				b.log.Warn().Err(err).Msg("ack failed")
+				s.Log.Warn().Err(err).Msg("ack failed")
 			}
 			f.acked = true
 		}
@@ -281,78 +440,69 @@ func (b *Bot) readSocket(ctx context.Context, c *socketConn, in chan<- inbound) 
 	}
 }
 
-// onControlFrame handles a frame without an envelope: hello marks the bot
-// connected and tells it its app id; disconnect returns
+// onControlFrame handles a frame without an envelope: hello marks the
+// socket connected and tells the handler the app id; disconnect returns
 // errDisconnectRequested.
-func (b *Bot) onControlFrame(frame []byte) error {
+func (s *Socket) onControlFrame(frame []byte) error {
 	var req socketmode.Request
 	if err := json.Unmarshal(frame, &req); err != nil {
-		b.log.Warn().Err(err).Msg("socket mode frame that did not parse")
+		s.Log.Warn().Err(err).Msg("socket mode frame that did not parse")
 		return nil
 	}
 	switch req.Type {
 	case socketmode.RequestTypeHello:
-		if id := req.ConnectionInfo.AppID; id != "" {
-			b.appID.Store(&id)
-		}
-		b.connected.Store(true)
-		b.log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
+		s.Handler.Hello(req.ConnectionInfo.AppID)
+		s.helloAt = time.Now()
+		s.connected.Store(true)
+		s.Log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
 	case socketmode.RequestTypeDisconnect:
 		return fmt.Errorf("%w (%s)", errDisconnectRequested, req.Reason)
 	}
 	return nil
 }
 
-// dispatch decodes an envelope, decides its ack (sent now unless the
-// reader sent it) and starts the work it calls for: in the ask's queue,
-// or at once for modals (their trigger is short). It decodes in a work
-// slot unless the dispatcher is behind.
-func (b *Bot) dispatch(ctx context.Context, f inbound, behind bool) {
-	if f.closeConn {
-		f.conn.close()
-		return
+// dispatch decodes an envelope and hands an interactive one to the
+// handler; others are acked (unless the reader did). It decodes in a slot
+// unless the dispatcher is behind.
+func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
+	env := &Envelope{ID: f.id, log: s.Log}
+	if !f.acked {
+		conn, id := f.conn, f.id
+		env.ackFn = func(payload any) error { return conn.ack(id, payload) }
+		env.release = conn.track()
 	}
-	if !behind {
-		if !b.slots.acquire(ctx) {
-			releaseFrame(f.frame)
-			b.ackLate(f, nil)
-			return
-		}
+	slotted := !behind && s.Slots != nil
+	if slotted && !s.Slots.Acquire(ctx) {
+		releaseFrame(f.frame)
+		env.Drop() // stopping: not handled, so not acked
+		return
 	}
 	typ, cb, err := decodeEnvelope(f.frame.Bytes())
 	releaseFrame(f.frame) // the callback holds copies, not the frame's bytes
-	if !behind {
-		b.slots.release()
+	if slotted {
+		s.Slots.Release()
 	}
 	if typ != socketmode.RequestTypeInteractive {
-		b.ackLate(f, nil)
+		env.Ack(nil)
 		return
 	}
 	if err != nil {
-		b.ackLate(f, nil)
-		b.log.Warn().Err(err).Str("envelope", f.id).Msg("interactive payload that did not parse")
+		env.Ack(nil)
+		s.Log.Warn().Err(err).Str("envelope", f.id).Msg("interactive payload that did not parse")
 		return
 	}
-	ack, jobs := b.route(ctx, cb)
-	b.ackLate(f, ack)
-	for _, j := range jobs {
+	env.Payload = cb
+	s.Handler.Interactive(ctx, env)
+}
+
+// Interactive implements EnvelopeHandler: it routes the payload and
+// starts the work (see route), which settles env.
+func (b *Bot) Interactive(ctx context.Context, env *Envelope) {
+	for _, j := range b.route(ctx, env) {
 		if j.queue == "" {
 			b.handlers.Go(j.fn)
 		} else {
 			b.queue.submit(j.queue, j.fn)
 		}
-	}
-}
-
-// ackLate sends the ack of an envelope the reader did not ack already.
-func (b *Bot) ackLate(f inbound, payload any) {
-	if f.acked {
-		if payload != nil {
-			b.log.Error().Str("envelope", f.id).Msg("envelope acked before its ack payload was known")
-		}
-		return
-	}
-	if err := f.conn.ack(f.id, payload); err != nil {
-		b.log.Warn().Err(err).Msg("ack failed")
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/store/memory"
 )
@@ -26,12 +28,8 @@ func TestSocketRefusedAppTokenStopsRun(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			r := newRig(t)
 			r.fake.FailNext("apps.connections.open", 1, slackfake.Failure{Error: code})
-			api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
-			b, err := New(context.Background(), Config{API: api, Store: r.store, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = b.Run(r.ctx())
+			b := r.wire()
+			err := b.bot.Run(r.ctx(), b.Service)
 			if interaction.ErrorCode(err) != interaction.SlackError {
 				t.Fatalf("Run = %v, want a SLACK_ERROR", err)
 			}
@@ -50,8 +48,8 @@ func TestSocketRetriesTransientConnectFailure(t *testing.T) {
 	if b.Ready(context.Background()) != nil {
 		t.Fatal("not ready")
 	}
-	if took := time.Since(start); took < 900*time.Millisecond {
-		t.Fatalf("reconnected after %v, want the 1 s backoff", took)
+	if took := time.Since(start); took < 790*time.Millisecond {
+		t.Fatalf("reconnected after %v, want the 1 s (±20 %%) backoff", took)
 	}
 }
 
@@ -109,7 +107,7 @@ func TestSocketAcksEveryEnvelope(t *testing.T) {
 	}
 }
 
-func TestConnectBackoff(t *testing.T) {
+func TestConnectWait(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		failures int
@@ -122,8 +120,12 @@ func TestConnectBackoff(t *testing.T) {
 		{"retry-after", 2, &slack.RateLimitedError{RetryAfter: 7 * time.Second}, 7 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := connectBackoff(c.failures, c.err); got != c.want {
-				t.Fatalf("connectBackoff = %v, want %v", got, c.want)
+			b := backoff.Backoff{Jitter: -1}
+			for range c.failures - 1 {
+				b.Next()
+			}
+			if got := connectWait(&b, c.err); got != c.want {
+				t.Fatalf("connectWait = %v, want %v", got, c.want)
 			}
 		})
 	}
@@ -152,13 +154,18 @@ func TestSocketDroppedBeforeHelloBacksOff(t *testing.T) {
 	}))
 	defer ts.Close()
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(ts.URL+"/api/"))
-	b, err := New(context.Background(), Config{API: api, Store: memory.New(), DefaultChannel: chanID, Logger: zerolog.Nop()})
+	st := memory.New()
+	b, err := New(context.Background(), Config{API: api, Secrets: st, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := asks.New(asks.Config{Store: st, Surface: b, DefaultChannel: chanID, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	if err := b.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if err := b.Run(ctx, svc); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run = %v", err)
 	}
 	if n := opens.Load(); n < 2 || n > 3 {

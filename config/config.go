@@ -10,11 +10,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/slackask/slackask/interaction"
 	"io"
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -176,8 +176,6 @@ func (c *Config) normalize() {
 	c.Responders = rs
 }
 
-var slackIDRE = regexp.MustCompile(`^[UWS][A-Z0-9]+$`)
-
 // ValidateServe checks what `slackask serve` needs. It returns nil, or one
 // error (errors.Join) listing every problem, each naming its variable;
 // no message contains a token's value.
@@ -201,7 +199,7 @@ func (c Config) ValidateServe() error {
 		bad("SLACK_API_URL %v", err)
 	}
 	for _, r := range c.Responders {
-		if !slackIDRE.MatchString(r) {
+		if !interaction.IsResponderID(r) {
 			bad("SLACKASK_RESPONDERS: %q is not a Slack user (U…, W…) or user-group (S…) id", r)
 		}
 	}

@@ -5,8 +5,11 @@
 //	GET    /v1/asks          list asks (?status= &limit= &before=RFC3339)
 //	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
 //	DELETE /v1/asks/{id}     withdraw the ask
+//	GET    /v1/openapi.json  the OpenAPI 3.1 description of the API
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503
+//
+// HEAD is served wherever GET is, long-polls included.
 //
 // A long-poll waits in a handler blocked in AskService.Wait or, when the
 // service is a Notifier and the request HTTP/1.x, parked: its connection
@@ -14,8 +17,9 @@
 // Notifier). Stop the http.Server with Server.Shutdown, which also answers
 // the parked ones.
 //
-// Every route but /healthz and /readyz requires the bearer token when one is
-// configured; handlers added with Mount are behind the same check. Errors are
+// Every route but /healthz, /readyz and /v1/openapi.json requires the
+// bearer token when one is configured; handlers added with Mount are behind
+// the same check. Errors are
 // {"error":{"name":"UserInteractionError","code":…,"message":…}} with the
 // status of the code (see StatusOf).
 package httpapi
@@ -55,8 +59,8 @@ const readyTimeout = 5 * time.Second
 
 // Options configure the API.
 type Options struct {
-	// Token, when not empty, is the bearer token every route but /healthz
-	// and /readyz requires (Authorization: Bearer <token>).
+	// Token, when not empty, is the bearer token every route but /healthz,
+	// /readyz and /v1/openapi.json requires (Authorization: Bearer <token>).
 	Token string
 	// Ready reports whether the service can take asks (Slack connected);
 	// /readyz answers 503 with its error as the reason. Nil means ready.
@@ -127,6 +131,7 @@ func New(svc interaction.AskService, opts Options) *Server {
 	s.mux.HandleFunc("DELETE /v1/asks/{id}", s.withdraw)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /v1/openapi.json", s.openAPI)
 	return s
 }
 
@@ -139,7 +144,9 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 }
 
 // public reports whether path is served without the bearer token.
-func public(path string) bool { return path == "/healthz" || path == "/readyz" }
+func public(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/v1/openapi.json"
+}
 
 // ServeHTTP checks the bearer token, routes the request and logs it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -204,9 +211,9 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
-// noRoute answers a request no pattern matched: 405 with the Allow header
-// when the path exists for other methods, else 404, both as coded JSON
-// errors with code NOT_FOUND.
+// noRoute answers a request no pattern matched: 405 METHOD_NOT_ALLOWED
+// with the Allow header when the path exists for other methods, else 404
+// NOT_FOUND, both as coded JSON errors.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	probe := &probeWriter{header: http.Header{}}
 	h.ServeHTTP(probe, r)
@@ -214,7 +221,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler)
 		if allow := probe.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		writeError(w, http.StatusMethodNotAllowed, interaction.NotFound,
+		writeError(w, http.StatusMethodNotAllowed, interaction.MethodNotAllowed,
 			fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 		return
 	}
@@ -296,8 +303,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 
 // wait long-polls the ask for at most d, blocking in AskService.Wait. The
 // request's context ends it early (the client went away) without touching
-// the ask, and so does Close.
+// the ask, and so does Close. While it blocks, its connection does not
+// count as busy for LimitActive; when LimitActive holds as many blocked
+// waits as it allows, it answers the ask as it stands without waiting.
 func (s *Server) wait(ctx context.Context, id string, d time.Duration) (interaction.Ask, error) {
+	release, ok := holdWait(ctx)
+	if !ok {
+		return s.svc.Get(ctx, id)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
@@ -386,23 +400,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, healthResponse{Status: "ok"})
 }
 
-// waitParam parses ?wait=: a Go duration ("30s") or a number of seconds,
-// not negative, capped at MaxWait. Absent means 0 (no waiting).
+// waitParam parses ?wait= with interaction.ParseDuration (a Go duration
+// such as "30s" or a number of seconds; NaN, infinities, negative and huge
+// values are refused), capped at MaxWait. Absent means 0 (no waiting).
 func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
 	v := r.URL.Query().Get("wait")
 	if v == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(v)
+	d, err := interaction.ParseDuration(v)
 	if err != nil {
-		secs, err2 := strconv.ParseFloat(v, 64)
-		if err2 != nil {
-			return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: want a duration like 30s or a number of seconds", v)
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	if d < 0 {
-		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait %q: must not be negative", v)
+		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait: %v", err)
 	}
 	return min(d, s.opts.MaxWait), nil
 }
@@ -426,6 +434,11 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 	}
 	err = json.Unmarshal(body, &in)
 	if err == nil {
+		// A misspelt field would otherwise be dropped without a word and
+		// the ask posted without it.
+		if err := interaction.CheckFields(body, &in); err != nil {
+			return in, http.StatusBadRequest, errors.New(interaction.ErrorMessage(err))
+		}
 		return in, 0, nil
 	}
 	var (

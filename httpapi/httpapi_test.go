@@ -290,11 +290,37 @@ func TestCreate(t *testing.T) {
 	}
 }
 
-func TestCreateUnknownFieldsIgnored(t *testing.T) {
-	rec := do(New(newFake(), Options{}), "POST", "/v1/asks",
-		`{"questions":[{"id":"q1","question":"?","color":"red"}],"bogus":{"x":[1]},"priority":3}`)
-	if rec.Code != http.StatusCreated {
-		t.Fatalf("status = %d: %s", rec.Code, rec.Body)
+// An unknown field is refused with its path and the nearest known name,
+// and nothing is created.
+func TestCreateUnknownFields(t *testing.T) {
+	f := newFake()
+	h := New(f, Options{})
+	for body, msg := range map[string]string{
+		`{"questions":[{"id":"a","question":"x","optionz":[{"label":"A"}]}]}`:              `questions[0].optionz: unknown field (did you mean "options"?)`,
+		`{"questions":[{"id":"q1","question":"?"}],"timout":"1m"}`:                         `timout: unknown field (did you mean "timeout"?)`,
+		`{"questions":[{"id":"q1","question":"?","options":[{"label":"A","lable":"B"}]}]}`: `questions[0].options[0].lable: unknown field (did you mean "label"?)`,
+		`{"questions":[{"id":"q1","question":"?"}],"agent":{"id":"x","nmae":"y"}}`:         `agent.nmae: unknown field (did you mean "name"?)`,
+		`{"questions":[{"id":"q1","question":"?","color":"red"}]}`:                         `questions[0].color: unknown field`,
+	} {
+		wantError(t, do(h, "POST", "/v1/asks", body), 400, interaction.InvalidQuestion, msg)
+	}
+	if f.n != 0 {
+		t.Fatalf("%d asks created from bodies with unknown fields", f.n)
+	}
+	// Keys match as encoding/json matches them: case does not matter.
+	if rec := do(h, "POST", "/v1/asks", `{"Questions":[{"ID":"q1","question":"?"}]}`); rec.Code != 201 {
+		t.Fatalf("case-insensitive keys: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A service that finds the idempotency key used for another request
+// answers IDEMPOTENCY_MISMATCH, which is 409.
+func TestIdempotencyMismatch(t *testing.T) {
+	f := newFake()
+	f.createErr = fmt.Errorf("create: %w", interaction.Errorf(interaction.IdempotencyMismatch,
+		`idempotencyKey "k" was used for a different request`))
+	for _, svc := range []interaction.AskService{f, idemSvc{f}} {
+		wantError(t, do(New(svc, Options{}), "POST", "/v1/asks", askBody), 409, interaction.IdempotencyMismatch, "different request")
 	}
 }
 
@@ -340,8 +366,16 @@ func TestCreateWait(t *testing.T) {
 	})
 	t.Run("bad wait creates nothing", func(t *testing.T) {
 		f := newFake()
-		for _, w := range []string{"soon", "-1s"} {
-			wantError(t, do(New(f, Options{}), "POST", "/v1/asks?wait="+w, askBody), 400, interaction.InvalidQuestion, "wait")
+		for w, msg := range map[string]string{
+			"soon":  `wait: duration "soon": want a duration`,
+			"-1s":   `wait: duration "-1s": must not be negative`,
+			"NaN":   `wait: duration "NaN": want a duration`,
+			"Inf":   `wait: duration "Inf": want a duration`,
+			"-Inf":  `wait: duration "-Inf": want a duration`,
+			"1e308": `wait: duration "1e308": at most`,
+		} {
+			wantError(t, do(New(f, Options{}), "POST", "/v1/asks?wait="+w, askBody), 400, interaction.InvalidQuestion, msg)
+			wantError(t, do(New(f, Options{}), "GET", "/v1/asks/x?wait="+w, ""), 400, interaction.InvalidQuestion, msg)
 		}
 		if len(f.inputs) != 0 {
 			t.Fatal("a bad wait still created an ask")
@@ -514,6 +548,7 @@ func TestErrorCodes(t *testing.T) {
 		{interaction.AskAborted, 409},
 		{interaction.AskCancelled, 409},
 		{interaction.AskTimeout, 409},
+		{interaction.IdempotencyMismatch, 409},
 		{interaction.SlackError, 502},
 		{interaction.NoProvider, 503},
 	}
@@ -589,6 +624,8 @@ func TestBadBodies(t *testing.T) {
 		{"timeout negative", `{"questions":[{"id":"q","question":"?"}],"timeout":-5}`, `timeout: duration "-5": must not be negative`},
 		{"timeout bool", `{"questions":[{"id":"q","question":"?"}],"timeout":true}`, "timeout: duration must be"},
 		{"remindAfter", `{"questions":[{"id":"q","question":"?"}],"remindAfter":"x"}`, "remindAfter"},
+		{"timeout NaN", `{"questions":[{"id":"q","question":"?"}],"timeout":"NaN"}`, `timeout: duration "NaN"`},
+		{"timeout huge", `{"questions":[{"id":"q","question":"?"}],"timeout":1e308}`, `timeout: duration "1e308": at most`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -686,10 +723,18 @@ func TestHealthAndReady(t *testing.T) {
 func TestNoRoute(t *testing.T) {
 	h := New(newFake(), Options{})
 	wantError(t, do(h, "GET", "/v2/asks", ""), 404, interaction.NotFound, "/v2/asks")
-	rec := do(h, "PUT", "/v1/asks/x", "")
-	wantError(t, rec, 405, interaction.NotFound, "PUT")
-	if allow := rec.Header().Get("Allow"); !strings.Contains(allow, "DELETE") || !strings.Contains(allow, "GET") {
-		t.Fatalf("Allow = %q", allow)
+	for target, allowed := range map[string][]string{
+		"/v1/asks/x": {"DELETE", "GET", "HEAD"},
+		"/v1/asks":   {"GET", "HEAD", "POST"},
+	} {
+		rec := do(h, "PUT", target, "")
+		wantError(t, rec, 405, interaction.MethodNotAllowed, "method PUT is not allowed on "+target)
+		allow := rec.Header().Get("Allow")
+		for _, m := range allowed {
+			if !strings.Contains(allow, m) {
+				t.Errorf("PUT %s: Allow = %q, want %s in it", target, allow, m)
+			}
+		}
 	}
 }
 

@@ -18,11 +18,11 @@ import (
 
 // Parked long-polls.
 //
-// A long-poll held by net/http costs about 26 KB while it waits: the
-// connection's goroutine and the handler's stack, the background-read
-// goroutine, the bufio reader and writer, the response buffers, the request
-// and its contexts (BenchmarkLongPollMemory). When the AskService is a
-// Notifier, a GET or POST ?wait= over HTTP/1.x whose ask is still pending
+// A long-poll held by net/http keeps, while it waits, the connection's
+// goroutine and the handler's stack, the background-read goroutine, the
+// bufio reader and writer, the response buffers, the request and its
+// contexts (BenchmarkLongPollMemory measures it). When the AskService is a
+// Notifier, a GET, HEAD or POST ?wait= over HTTP/1.x whose ask is still pending
 // instead hijacks the connection, leaves a parkedPoll (the connection, the
 // ask id, a timer and what the answer needs) and returns, so that net/http
 // frees all of that. The answer is written, once, by whichever comes first:
@@ -36,11 +36,11 @@ import (
 // connection is closed. A caller that goes away first is dropped: one
 // sweeper goroutine per Server looks at every parked connection each
 // sweepEvery with a read that does not block (connGone). A goroutine per
-// connection blocked in a 1-byte Read would notice at once, but it costs
-// 4 KB of stack (new goroutines start at the average stack size, which
-// net/http's goroutines push to 4 KB, and a stack that size never shrinks),
-// twice all the rest of a parked poll. HTTP/2, HEAD, a response writer that
-// cannot be hijacked and a service without Notifier keep the blocking path
+// connection blocked in a 1-byte Read would notice at once, but its stack
+// would cost more than all the rest of a parked poll (new goroutines start
+// at the average stack size, which net/http's goroutines push up, and a
+// stack never shrinks below it). HTTP/2, a response writer that cannot be
+// hijacked and a service without Notifier keep the blocking path
 // (Server.wait).
 
 // Notifier is an optional interface of an AskService that calls back when
@@ -85,13 +85,11 @@ const (
 
 // collectAfterParks is how many parked long-polls make the server run a
 // garbage collection (in the background, one at a time). Hijacking leaves
-// net/http's buffers of the connection behind, about 12 KB, as garbage;
-// after 10,000 callers arrived at once the heap had grown with them and
-// stayed there until the runtime got round to it: 130-211 MB resident
-// three seconds later over three benchmark runs, 58-120 MB over five with
-// this (BENCHMARKS.md), for 2 KB per parked caller. The peak while they
-// connect depends on when the runtime collects either way; GOMEMLIMIT is
-// the knob for it.
+// net/http's buffers of the connection behind as garbage, several times
+// what the parked poll keeps; after a burst of callers the heap stays grown
+// with them until the runtime gets round to it, so the server collects
+// itself. The peak while they connect depends on when the runtime collects
+// either way; GOMEMLIMIT is the knob for it.
 const collectAfterParks = 1000
 
 // closeWorkers is how many parked long-polls Close answers at a time.
@@ -112,7 +110,7 @@ const (
 type parkedPoll struct {
 	s          *Server
 	id         string
-	method     string // GET or POST, for the request log
+	method     string // GET, HEAD or POST: the log, and HEAD has no body
 	path       string
 	status     int              // of the answer: 200, or 201/200 for POST
 	created    *interaction.Ask // POST: the created ask, answered if Get fails
@@ -128,10 +126,10 @@ type parkedPoll struct {
 }
 
 // parkable reports whether a long-poll of r may be parked rather than
-// blocked: the service notifies, the request is HTTP/1.x GET or POST, and
-// the writer is the recorder of ServeHTTP.
+// blocked: the service notifies, the request is HTTP/1.x GET, HEAD or POST,
+// and the writer is the recorder of ServeHTTP.
 func (s *Server) parkable(w http.ResponseWriter, r *http.Request) (*recorder, bool) {
-	if s.notifier == nil || r.ProtoMajor != 1 || (r.Method != http.MethodGet && r.Method != http.MethodPost) {
+	if s.notifier == nil || r.ProtoMajor != 1 || (r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost) {
 		return nil, false
 	}
 	rec, ok := w.(*recorder)
@@ -222,8 +220,8 @@ func (s *Server) collectAfterBurst() {
 // wake is the Notify callback. When p is parked it answers at once, in
 // the caller's goroutine: the answer is a few KB and a parked connection
 // has sent nothing yet, so the write completes in the kernel's buffer
-// without waiting, and handing it to a new goroutine instead cost
-// 0.1-0.5 ms on an idle machine (a sleeping thread woken). A write the
+// without waiting, while handing it to a new goroutine would wait for a
+// sleeping thread to wake. A write the
 // kernel cannot take within inlineWriteTimeout (a full buffer) is finished
 // by a goroutine. wake must not call p.cancel: the service calls it with
 // its own locks held, and a called fn needs no cancel.
@@ -241,7 +239,7 @@ func (p *parkedPoll) wake(ended interaction.Ask) {
 	}
 	timer.Stop()
 	w := p.render(context.Background(), parkEnded) // from ended: no call into the service
-	out, err := w.serialize(p.protoMinor)
+	out, err := w.serialize(p.protoMinor, p.method == http.MethodHead)
 	if err != nil {
 		p.closeAnswered(conn, err, w.status)
 		p.s.unpark(p)
@@ -296,8 +294,8 @@ func (s *Server) sweep() {
 			if connGone(p.conn, buf[:]) {
 				p.finish(context.Background(), parkGone)
 			}
-			// A look costs a system call: 10,000 in a row held a CPU for
-			// 25-50 ms, and answers queued behind them. Pause between chunks.
+			// A look costs a system call: many in a row hold a CPU, and
+			// answers queue behind them. Pause between chunks.
 			if i%sweepChunk == sweepChunk-1 {
 				select {
 				case <-time.After(sweepPause):
@@ -337,7 +335,7 @@ func (p *parkedPoll) finish(ctx context.Context, why parkReason) {
 // would have, then closes conn and logs the request.
 func (p *parkedPoll) answer(ctx context.Context, conn net.Conn, why parkReason) {
 	w := p.render(ctx, why)
-	out, err := w.serialize(p.protoMinor)
+	out, err := w.serialize(p.protoMinor, p.method == http.MethodHead)
 	if err == nil {
 		dl := time.Now().Add(parkedWriteTimeout)
 		if d, ok := ctx.Deadline(); ok && d.Before(dl) {
@@ -537,8 +535,9 @@ func (r *parkedResponse) Write(b []byte) (int, error) {
 
 // serialize returns the response as net/http writes it, with a Date and
 // Content-Length as net/http's server sets them and "Connection: close",
-// for one write. Errors are wrapped.
-func (r *parkedResponse) serialize(protoMinor uint8) ([]byte, error) {
+// for one write; for a HEAD request (head) without the body, as net/http
+// answers HEAD. Errors are wrapped.
+func (r *parkedResponse) serialize(protoMinor uint8, head bool) ([]byte, error) {
 	r.WriteHeader(http.StatusOK)
 	if r.header.Get("Date") == "" {
 		r.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
@@ -551,6 +550,9 @@ func (r *parkedResponse) serialize(protoMinor uint8) ([]byte, error) {
 		Body:          io.NopCloser(&r.body),
 		ContentLength: int64(r.body.Len()),
 		Close:         true,
+	}
+	if head {
+		resp.Request = &http.Request{Method: http.MethodHead}
 	}
 	var out bytes.Buffer
 	if err := resp.Write(&out); err != nil {

@@ -213,6 +213,10 @@ func TestParkedAnswersAsBlocking(t *testing.T) {
 				f.mu.Unlock()
 				f.end(id, interaction.StatusAnswered)
 			}},
+		{name: "HEAD ended while waiting", setup: createOne, method: "HEAD", path: "/v1/asks/ask-1?wait=10s",
+			waits: true, act: func(f *fakeSvc, id string) { f.end(id, interaction.StatusAnswered) }, status: 200},
+		{name: "HEAD wait elapsed", setup: createOne, method: "HEAD", path: "/v1/asks/ask-1?wait=100ms", waits: true, status: 200},
+		{name: "HEAD unknown id", setup: createOne, method: "HEAD", path: "/v1/asks/nope?wait=10s", status: 404},
 		{name: "POST ended while waiting", method: "POST", path: "/v1/asks?wait=10s", body: askBody,
 			waits: true, act: func(f *fakeSvc, id string) { f.end(id, interaction.StatusAnswered) }, status: 201},
 		{name: "POST wait elapsed", method: "POST", path: "/v1/asks?wait=100ms", body: askBody, waits: true, status: 201},
@@ -340,20 +344,40 @@ func TestParkedRequestLog(t *testing.T) {
 	var logs syncBuffer
 	api := New(notifySvc{f}, Options{Logger: zerolog.New(&logs)})
 	createOne(f, api)
-	ts := serveAPI(t, api)
+	// ServeHTTP writes its request log line before it returns: once it has
+	// returned for the parked request, a line logged then would be there.
+	returned := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}))
+	t.Cleanup(func() {
+		if err := api.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		ts.Close()
+	})
 	ch := goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", "")
-	eventually(t, "parked", func() bool { return api.parkedCount() == 1 })
-	time.Sleep(50 * time.Millisecond)
+	<-returned
+	returnedAt := time.Now()
+	if api.parkedCount() != 1 {
+		t.Fatal("the long-poll did not park")
+	}
 	if lines := logLines(t, logs.String(), "/v1/asks/ask-1"); len(lines) != 0 {
 		t.Fatalf("logged while parked: %+v", lines)
 	}
+	// The logged duration runs to the answer, past ServeHTTP's return.
+	for time.Since(returnedAt) < 2*time.Millisecond {
+		runtime.Gosched()
+	}
+	parkedFor := time.Since(returnedAt)
 	f.end("ask-1", interaction.StatusAnswered)
 	if r := await(t, ch); r.err != nil || r.status != 200 {
 		t.Fatalf("%+v", r)
 	}
 	eventually(t, "logged", func() bool { return len(logLines(t, logs.String(), "/v1/asks/ask-1")) == 1 })
 	l := logLines(t, logs.String(), "/v1/asks/ask-1")[0]
-	if l.Method != "GET" || l.Status != 200 || l.Duration < 50 {
+	if l.Method != "GET" || l.Status != 200 || l.Duration < float64(parkedFor.Milliseconds()) {
 		t.Fatalf("log line = %+v", l)
 	}
 	if strings.Contains(logs.String(), "wait=") {
@@ -555,17 +579,38 @@ func TestNotParked(t *testing.T) {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
 	})
-	t.Run("HEAD", func(t *testing.T) {
-		f := newFake()
-		api := New(notifySvc{f}, Options{})
-		createOne(f, api)
-		ts := serveAPI(t, api)
-		ch := goCall(context.Background(), "HEAD", ts.URL+"/v1/asks/ask-1?wait=10s", "")
-		f.end(<-f.waiting, interaction.StatusAnswered)
-		if r := await(t, ch); r.err != nil || r.status != 200 || r.close {
-			t.Fatalf("%+v", r)
-		}
-	})
+}
+
+// A parked HEAD answers the headers a GET would, Content-Length included,
+// and no body: the bytes after the headers are none before the close.
+func TestParkedHEADHasNoBody(t *testing.T) {
+	f := newFake()
+	api := New(notifySvc{f}, Options{})
+	createOne(f, api)
+	ts := serveAPI(t, api)
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "HEAD /v1/asks/ask-1?wait=10s HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "parked", func() bool { return api.parkedCount() == 1 })
+	f.end("ask-1", interaction.StatusAnswered)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	raw, err := io.ReadAll(c) // the parked answer closes the connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
+	if !ok || len(rest) != 0 {
+		t.Fatalf("answer %q: want headers and no body", raw)
+	}
+	get := do(api, "GET", "/v1/asks/ask-1", "")
+	if want := fmt.Sprintf("Content-Length: %d", get.Body.Len()); !bytes.Contains(head, []byte(want)) {
+		t.Fatalf("headers %q: want %s, as the GET's body", head, want)
+	}
 }
 
 // syncBuffer collects log lines from many goroutines.
@@ -607,11 +652,15 @@ func TestShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A writer that is not ServeHTTP's recorder cannot park: it blocks.
+	api.Mount("GET /blocking/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.get(struct{ http.ResponseWriter }{w}, r)
+	}))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	url := "http://" + ln.Addr().String() + "/v1/asks/ask-1?wait=1m"
 	parked := goCall(context.Background(), "GET", url, "")
-	blocked := goCall(context.Background(), "HEAD", url, "") // HEAD does not park
+	blocked := goCall(context.Background(), "GET", "http://"+ln.Addr().String()+"/blocking/ask-1?wait=1m", "")
 	eventually(t, "parked", func() bool { return api.parkedCount() == 1 })
 	<-f.waiting
 

@@ -11,21 +11,24 @@ import (
 // statusByCode is the one table from error code to HTTP status. Codes not
 // in it (INTERNAL, DUPLICATE_PROVIDER, anything unknown) are 500.
 var statusByCode = map[interaction.Code]int{
-	interaction.EmptyQuestions:  http.StatusBadRequest,
-	interaction.InvalidQuestion: http.StatusBadRequest,
-	interaction.BadIntent:       http.StatusBadRequest,
-	interaction.Unauthorized:    http.StatusUnauthorized,
-	interaction.NotFound:        http.StatusNotFound,
-	interaction.AskAborted:      http.StatusConflict,
-	interaction.AskCancelled:    http.StatusConflict,
-	interaction.AskTimeout:      http.StatusConflict,
-	interaction.SlackError:      http.StatusBadGateway,
-	interaction.NoProvider:      http.StatusServiceUnavailable,
+	interaction.EmptyQuestions:      http.StatusBadRequest,
+	interaction.InvalidQuestion:     http.StatusBadRequest,
+	interaction.BadIntent:           http.StatusBadRequest,
+	interaction.Unauthorized:        http.StatusUnauthorized,
+	interaction.NotFound:            http.StatusNotFound,
+	interaction.AskAborted:          http.StatusConflict,
+	interaction.AskCancelled:        http.StatusConflict,
+	interaction.AskTimeout:          http.StatusConflict,
+	interaction.IdempotencyMismatch: http.StatusConflict,
+	interaction.MethodNotAllowed:    http.StatusMethodNotAllowed,
+	interaction.SlackError:          http.StatusBadGateway,
+	interaction.NoProvider:          http.StatusServiceUnavailable,
 }
 
 // StatusOf returns the HTTP status for err's code (interaction.ErrorCode):
 // 400 EMPTY_QUESTIONS, INVALID_QUESTION, BAD_INTENT; 401 UNAUTHORIZED;
-// 404 NOT_FOUND; 409 ASK_ABORTED, ASK_CANCELLED, ASK_TIMEOUT; 502
+// 404 NOT_FOUND; 405 METHOD_NOT_ALLOWED; 409 ASK_ABORTED, ASK_CANCELLED,
+// ASK_TIMEOUT, IDEMPOTENCY_MISMATCH; 502
 // SLACK_ERROR; 503 NO_PROVIDER; 500 for everything else, including errors
 // that are not *interaction.Error. It returns 200 for a nil error.
 func StatusOf(err error) int {
@@ -140,7 +143,9 @@ func (p *probeWriter) WriteHeader(code int)        { p.code = code }
 // connection while sending), IdleTimeout 120s, MaxHeaderBytes 64 KiB, and
 // no WriteTimeout, because GET and POST ?wait= hold a response for up to
 // Options.MaxWait (long-polls) and mounted handlers may stream. It does not
-// listen; the caller runs ListenAndServe or Serve, and stops it with
+// listen; the caller runs Serve on a listener wrapped by LimitActive (which
+// keeps slow and waiting clients from taking every place and answers
+// net/http's own 431 and 400 refusals as JSON), and stops it with
 // Server.Shutdown (http.Server.Shutdown alone does not see the parked
 // long-polls).
 func NewServer(addr string, h http.Handler) *http.Server {

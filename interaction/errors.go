@@ -22,6 +22,13 @@ const (
 	NotFound          Code = "NOT_FOUND"
 	Unauthorized      Code = "UNAUTHORIZED"
 	SlackError        Code = "SLACK_ERROR"
+	// IdempotencyMismatch: an idempotencyKey already used came with a
+	// different request (AskInput.Fingerprint differs), so returning the
+	// existing ask would answer a question the caller did not ask.
+	IdempotencyMismatch Code = "IDEMPOTENCY_MISMATCH"
+	// MethodNotAllowed: the path exists but not for the request's method
+	// (the HTTP API lists the allowed ones in its Allow header).
+	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
 	// Internal is for failures that are nobody's input: a store that
 	// cannot write, a bug. It is not part of the seam's vocabulary.
 	Internal Code = "INTERNAL"

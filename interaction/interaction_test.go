@@ -81,6 +81,48 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// Control characters are refused with the field named; tabs and line
+// breaks pass.
+func TestValidateControlCharacters(t *testing.T) {
+	withQ := func(f func(*interaction.Question)) interaction.Request {
+		qq := q("a", "Yes", "No")
+		f(&qq)
+		return interaction.Request{Questions: []interaction.Question{qq}}
+	}
+	refused := map[string]struct {
+		r    interaction.Request
+		path string
+	}{
+		"NUL in id":           {withQ(func(q *interaction.Question) { q.ID = "a\x00b" }), "questions[0].id"},
+		"NUL in question":     {withQ(func(q *interaction.Question) { q.Question = "ship\x00?" }), "questions[0].question"},
+		"escape in detail":    {withQ(func(q *interaction.Question) { q.Detail = "\x1b[31mred" }), "questions[0].detail"},
+		"NUL in header":       {withQ(func(q *interaction.Question) { q.Header = "H\x00" }), "questions[0].header"},
+		"NUL in label":        {withQ(func(q *interaction.Question) { q.Options[1].Label = "N\x00o" }), "questions[0].options[1].label"},
+		"DEL in label":        {withQ(func(q *interaction.Question) { q.Options[0].Label = "Y\x7fes" }), "questions[0].options[0].label"},
+		"bell in description": {withQ(func(q *interaction.Question) { q.Options[0].Description = "ding\x07" }), "questions[0].options[0].description"},
+		"NUL in agent id":     {interaction.Request{Questions: []interaction.Question{q("a")}, Agent: &interaction.Agent{ID: "x\x00"}}, "agent.id"},
+		"ESC in agent name":   {interaction.Request{Questions: []interaction.Question{q("a")}, Agent: &interaction.Agent{ID: "x", Name: "A\x1bB"}}, "agent.name"},
+	}
+	for name, c := range refused {
+		err := interaction.Validate(c.r)
+		if interaction.ErrorCode(err) != interaction.InvalidQuestion || !strings.Contains(err.Error(), c.path+": control character") {
+			t.Errorf("%s: %v, want INVALID_QUESTION naming %s", name, err, c.path)
+		}
+	}
+	ok := withQ(func(q *interaction.Question) {
+		q.ID = "a\tb"
+		q.Question = "Ship?\r\nReally?"
+		q.Detail = "line 1\n\tindented"
+		q.Header = "H\tI"
+		q.Options[0].Label = "Y\nes"
+		q.Options[0].Description = "a\nb"
+	})
+	ok.Agent = &interaction.Agent{ID: "x\ty", Name: "A\nB"}
+	if err := interaction.Validate(ok); err != nil {
+		t.Errorf("tabs and line breaks: %v", err)
+	}
+}
+
 func TestAnswerJSON(t *testing.T) {
 	ans := interaction.Answer{Answers: []interaction.AnswerItem{{ID: "a"}, {ID: "b", Custom: "free"}, {ID: "c", Selected: []string{"x"}}}}
 	b, err := json.Marshal(ans)

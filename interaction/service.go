@@ -20,8 +20,14 @@ type ProviderFunc func(ctx context.Context, r Request) (Answer, error)
 // Ask calls f.
 func (f ProviderFunc) Ask(ctx context.Context, r Request) (Answer, error) { return f(ctx, r) }
 
-// Service routes asks to the one active Provider of a process. The zero
-// value is ready to use and safe for concurrent use.
+// Service holds the one active Provider of a process, for Go programs that
+// embed slackask and ask through the seam: register the lifecycle
+// (asks.Service is a Provider) and call Ask, which checks the request
+// before handing it over. It enforces the seam's rule that only one
+// provider is active (DUPLICATE_PROVIDER). The slackask binary does not use
+// it: its front doors (HTTP, MCP, dsh) call the lifecycle as an AskService,
+// which creates, waits and withdraws asks itself. The zero value is ready
+// to use and safe for concurrent use.
 type Service struct {
 	mu       sync.Mutex
 	provider Provider

@@ -22,6 +22,23 @@ const (
 	MaxAgentNameLen   = 200   // agent id or name, characters
 )
 
+// checkControl returns an INVALID_QUESTION *Error naming field (a path,
+// e.g. "questions[0].options[1].label") when v holds a control character
+// other than a tab or a line break (\t, \n, \r): U+0000-U+001F and U+007F.
+// A NUL or an escape would otherwise reach Slack, the store and logs as it
+// came; tabs and line breaks are ordinary text, which the renderer lays
+// out.
+func checkControl(field, v string) error {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x20 && c != 0x7f || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		return Errorf(InvalidQuestion, "%s: control character %U at byte %d is not allowed", field, rune(c), i)
+	}
+	return nil
+}
+
 // Validate checks a request against the seam's rules and the limits above.
 // It returns nil, or an *Error: EMPTY_QUESTIONS for no questions,
 // BAD_INTENT for an intent that does not fit its question, and
@@ -39,6 +56,12 @@ func Validate(r Request) error {
 		}
 		if n := utf8.RuneCountInString(r.Agent.Name); n > MaxAgentNameLen {
 			return Errorf(InvalidQuestion, "agent.name is %d characters: at most %d", n, MaxAgentNameLen)
+		}
+		if err := checkControl("agent.id", r.Agent.ID); err != nil {
+			return err
+		}
+		if err := checkControl("agent.name", r.Agent.Name); err != nil {
+			return err
 		}
 	}
 	seen := make(map[string]bool, len(r.Questions))
@@ -65,6 +88,16 @@ func validateQuestion(i int, q Question) error {
 		return Errorf(InvalidQuestion, "%s: id is not valid UTF-8", where)
 	case strings.TrimSpace(q.Question) == "":
 		return Errorf(InvalidQuestion, "%s (%q): question text is missing", where, q.ID)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"id", q.ID},
+		{"question", q.Question},
+		{"detail", q.Detail},
+		{"header", q.Header},
+	} {
+		if err := checkControl(where+"."+f.name, f.value); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct {
 		name, value string
@@ -93,6 +126,12 @@ func validateQuestion(i int, q Question) error {
 			return Errorf(InvalidQuestion, "%s: description is %d characters: at most %d", ow, utf8.RuneCountInString(o.Description), MaxDescriptionLen)
 		case labels[o.Label]:
 			return Errorf(InvalidQuestion, "%s: duplicate label %q", ow, o.Label)
+		}
+		if err := checkControl(ow+".label", o.Label); err != nil {
+			return err
+		}
+		if err := checkControl(ow+".description", o.Description); err != nil {
+			return err
 		}
 		labels[o.Label] = true
 	}

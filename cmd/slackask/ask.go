@@ -41,7 +41,7 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 	fs.Var(&f.options, "option", "an option label (repeat for more); none means free text")
 	fs.BoolVar(&f.multi, "multi", false, "allow several options")
 	fs.StringVar(&f.header, "header", "", "a short header above the question")
-	fs.StringVar(&f.detail, "detail", "", "more detail under the question (mrkdwn-safe: shown as text)")
+	fs.StringVar(&f.detail, "detail", "", "more detail under the question (Markdown: bold, italic, code, links, lists; nothing pings)")
 	fs.StringVar(&f.channel, "channel", "", "channel id to ask in (default SLACKASK_CHANNEL)")
 	fs.StringVar(&f.user, "user", "", "user id to ask by direct message")
 	fs.Func("timeout", "how long the question stays open (e.g. 30m, or seconds); 0 = server default", func(v string) error {

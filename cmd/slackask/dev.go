@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/slackask/slackask/asks"
 	"io"
 	"net"
 	"net/http"
@@ -178,7 +179,7 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	// gone: nobody can answer them, so they are ended at start.
 	startedAt := time.Now()
 	var svc interaction.AskService
-	sh := serveHooks{listener: apiLn, service: func(s interaction.AskService) { svc = s }}
+	sh := serveHooks{listener: apiLn, service: func(s *asks.Service) { svc = s }}
 	sh.started = func(string) {
 		if !hooks.resetDB && svc != nil {
 			n, err := endOrphans(ctx, svc, startedAt)

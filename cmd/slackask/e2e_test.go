@@ -270,6 +270,9 @@ func TestLateClick(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer thaw()
+	if _, err := h.fake.Person(alice).Select(ctx, channel, ask.TS, control(0, "select"), "yes"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.fake.Person(alice).Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +307,11 @@ func TestUnauthorizedClick(t *testing.T) {
 	if _, err := h.fake.Person(bob).Click(ctx, channel, ask.TS, control(0, "other")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Each refusal is told to bob; the third is the "Other…" click's, sent
+	// instead of opening the modal.
+	if err := h.fake.WaitFor(ctx, func() bool { return len(h.fake.Ephemerals(bob)) == 3 }); err != nil {
+		t.Fatalf("bob was told %d times, want 3 (select, cancel, other)", len(h.fake.Ephemerals(bob)))
+	}
 	if views := h.fake.OpenViews(bob); len(views) != 0 {
 		t.Fatalf("a modal opened for someone who may not answer: %+v", views)
 	}
@@ -344,7 +351,8 @@ func TestTwoPeopleSubmitAtOnce(t *testing.T) {
 		loser = alice
 	}
 	h.waitEphemeral(loser, "already answered")
-	time.Sleep(100 * time.Millisecond)
+	// Every click above was acked, and a click is acked only once its
+	// change is stored (or refused): nothing more can change the ask.
 	if again := h.get(ask.ID); mustJSON(t, again) != mustJSON(t, got) {
 		t.Fatalf("the ask changed after it ended:\n%s\n%s", mustJSON(t, got), mustJSON(t, again))
 	}

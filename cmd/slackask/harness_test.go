@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/slackfake"
@@ -83,7 +84,8 @@ func start(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
-		http: &http.Client{Transport: &http.Transport{}}, logs: &syncBuffer{},
+		// Every exchange with the API is checked against its OpenAPI document.
+		http: &http.Client{Transport: openapitest.Transport(t, &http.Transport{})}, logs: &syncBuffer{},
 		fakeCfg: slackfake.Config{PingInterval: time.Second},
 		cfg: config.Config{
 			SlackBotToken: "xoxb-fake", SlackAppToken: "xapp-fake",

@@ -8,24 +8,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/bot"
 )
 
-// metricsHandler serves Prometheus metrics: the bot's counters, whether
-// Slack is connected, and the Go runtime's.
-func metricsHandler(b *bot.Bot, ready func(context.Context) error) http.Handler {
+// metricsHandler serves Prometheus metrics: the lifecycle's and the Slack
+// adapter's counters, whether Slack is connected, and the Go runtime's.
+func metricsHandler(svc *asks.Service, b *bot.Bot, ready func(context.Context) error) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	counter := func(name, help string, get func(bot.Counts) int64) {
+	counter := func(name, help string, get func(asks.Counts) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "slackask_" + name, Help: help},
-			func() float64 { return float64(get(b.Counters())) }))
+			func() float64 { return float64(get(svc.Counters())) }))
 	}
-	counter("envelopes_total", "Socket Mode envelopes received.", func(c bot.Counts) int64 { return c.Envelopes })
-	counter("slack_posts_total", "Messages posted (chat.postMessage).", func(c bot.Counts) int64 { return c.Posts })
-	counter("slack_updates_total", "Messages updated (chat.update).", func(c bot.Counts) int64 { return c.Updates })
-	counter("asks_created_total", "Asks created.", func(c bot.Counts) int64 { return c.Created })
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "slackask_envelopes_total", Help: "Socket Mode envelopes received."},
+		func() float64 { return float64(b.Envelopes()) }))
+	counter("slack_posts_total", "Messages posted (chat.postMessage).", func(c asks.Counts) int64 { return c.Posts })
+	counter("slack_updates_total", "Messages updated (chat.update).", func(c asks.Counts) int64 { return c.Updates })
+	counter("asks_created_total", "Asks created.", func(c asks.Counts) int64 { return c.Created })
 	ended := prometheus.NewDesc("slackask_asks_ended_total", "Asks ended, by outcome.", []string{"status"}, nil)
-	reg.MustRegister(endedCollector{b: b, desc: ended})
+	reg.MustRegister(endedCollector{svc: svc, desc: ended})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "slackask_ready", Help: "1 when Slack (and the dsh bridge, if on) is connected."},
 		func() float64 {
 			if ready(context.Background()) == nil {
@@ -37,14 +39,14 @@ func metricsHandler(b *bot.Bot, ready func(context.Context) error) http.Handler 
 }
 
 type endedCollector struct {
-	b    *bot.Bot
+	svc  *asks.Service
 	desc *prometheus.Desc
 }
 
 func (e endedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- e.desc }
 
 func (e endedCollector) Collect(ch chan<- prometheus.Metric) {
-	c := e.b.Counters()
+	c := e.svc.Counters()
 	for status, n := range map[string]int64{"answered": c.Answered, "cancelled": c.Cancelled, "aborted": c.Aborted, "expired": c.Expired} {
 		ch <- prometheus.MustNewConstMetric(e.desc, prometheus.CounterValue, float64(n), status)
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/bot"
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
-	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/workslots"
 	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres"
@@ -55,10 +56,11 @@ type serveHooks struct {
 	clock    clock.Clock
 	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
 	started  func(addr string)            // called once the HTTP API listens
-	service  func(interaction.AskService) // called with the ask service once it exists
+	service  func(*asks.Service) // called with the ask service once it exists
 }
 
-// serve wires config → store → bot → HTTP API and runs until ctx ends.
+// serve wires config → store → lifecycle (asks) → Slack adapter (bot) →
+// front doors (HTTP API, MCP, dsh) and runs until ctx ends.
 func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *serveHooks) error {
 	if hooks == nil {
 		hooks = &serveHooks{}
@@ -75,34 +77,40 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	defer transport.CloseIdleConnections()
 	api := slack.New(cfg.SlackBotToken, slack.OptionAppLevelToken(cfg.SlackAppToken), slack.OptionAPIURL(cfg.SlackAPIURL),
 		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
+	// One set of work slots bounds both the payload decoding and the
+	// store work that follows acks, so the Socket Mode reader keeps a
+	// processor.
+	slots := workslots.New()
 	b, err := bot.New(ctx, bot.Config{
-		API: api, Store: st, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
-		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "bot").Logger(),
+		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Logger: log.With().Str("component", "bot").Logger(),
+	})
+	if err != nil {
+		return err
+	}
+	svc, err := asks.New(asks.Config{
+		Store: slots.Store(st), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
+		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
 	})
 	if err != nil {
 		return err
 	}
 	if hooks.service != nil {
-		hooks.service(b)
-	}
-	var svc interaction.Service
-	if _, err := svc.Register(b); err != nil {
-		return err
+		hooks.service(svc)
 	}
 	ready := []func(context.Context) error{b.Ready}
 	var bridge *dsh.Bridge
 	if cfg.DshURL != "" {
-		bridge, err = dsh.New(dsh.Config{URL: cfg.DshURL, Channel: cfg.DshChannel, Service: b, Logger: log.With().Str("component", "dsh").Logger()})
+		bridge, err = dsh.New(dsh.Config{URL: cfg.DshURL, Channel: cfg.DshChannel, Service: svc, Logger: log.With().Str("component", "dsh").Logger()})
 		if err != nil {
 			return fmt.Errorf("SLACKASK_DSH_URL: %w", err)
 		}
 		ready = append(ready, bridge.Ready)
 	}
-	var _ httpapi.Notifier = b // long-polls park instead of holding a goroutine
-	api2 := httpapi.New(b, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
+	var _ httpapi.Notifier = svc // long-polls park instead of holding a goroutine
+	httpAPI := httpapi.New(svc, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
-	api2.Mount("GET /metrics", metricsHandler(b, allReady(ready)))
-	api2.Mount("/mcp", mcp.Handler(b, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
+	httpAPI.Mount("GET /metrics", metricsHandler(svc, b, allReady(ready)))
+	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener
 	if ln == nil {
@@ -110,7 +118,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 			return fmt.Errorf("listen on SLACKASK_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 		}
 	}
-	srv := httpapi.NewServer(ln.Addr().String(), api2)
+	srv := httpapi.NewServer(ln.Addr().String(), httpAPI)
 	ln = httpapi.LimitActive(ln, srv, httpapi.DefaultMaxActive) // bursts of callers wait in the kernel
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -118,7 +126,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
 	wg.Go(func() {
-		if err := b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := b.Run(ctx, svc); err != nil && !errors.Is(err, context.Canceled) {
 			errs <- fmt.Errorf("slack: %w", err)
 		}
 		cancel()
@@ -140,7 +148,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	<-ctx.Done()
 	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelShutdown()
-	_ = api2.Shutdown(shutdown, srv) // srv.Shutdown and the parked long-polls
+	_ = httpAPI.Shutdown(shutdown, srv) // srv.Shutdown and the parked long-polls
 	wg.Wait()
 	close(errs)
 	return <-errs

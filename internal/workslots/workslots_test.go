@@ -1,4 +1,4 @@
-package bot
+package workslots
 
 import (
 	"context"
@@ -12,23 +12,23 @@ import (
 )
 
 func TestWorkSlotsLeaveAProcessorFree(t *testing.T) {
-	w := newWorkSlots()
+	w := New()
 	if want := max(1, runtime.GOMAXPROCS(0)-1); cap(w) != want {
 		t.Fatalf("%d slots, want %d", cap(w), want)
 	}
 	ctx := context.Background()
 	for range cap(w) {
-		if !w.acquire(ctx) {
+		if !w.Acquire(ctx) {
 			t.Fatal("acquire failed with slots free")
 		}
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if w.acquire(short) {
+	if w.Acquire(short) {
 		t.Fatal("acquired a slot beyond the bound")
 	}
-	w.release()
-	if !w.acquire(ctx) {
+	w.Release()
+	if !w.Acquire(ctx) {
 		t.Fatal("acquire after release failed")
 	}
 }
@@ -37,7 +37,7 @@ func TestWorkSlotsLeaveAProcessorFree(t *testing.T) {
 // while it waits for a slot returns the context's error without running.
 func TestSlottedStore(t *testing.T) {
 	ctx := context.Background()
-	w := make(workSlots, 1)
+	w := make(Slots, 1)
 	s := slottedStore{Store: memory.New(), slots: w}
 	rec := store.Record{Ask: interaction.Ask{ID: "a1", Status: interaction.StatusPending, CreatedAt: time.Now()}}
 	if _, _, err := s.Create(ctx, rec); err != nil {

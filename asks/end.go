@@ -1,4 +1,4 @@
-package bot
+package asks
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"github.com/slackask/slackask/store"
 )
 
-// errEnded is returned by state changes on an ask that has already ended.
-var errEnded = errors.New("bot: the ask has already ended")
+// ErrEnded is returned by a change to an ask that has already ended,
+// together with the record as it ended.
+var ErrEnded = errors.New("asks: the ask has already ended")
 
 // ending describes how an ask ends.
 type ending struct {
@@ -19,53 +20,64 @@ type ending struct {
 	by     *interaction.User
 	err    *interaction.Error
 	note   string
-	// mutate runs inside the compare-and-set before the answer is built.
-	mutate func(*store.Record)
+}
+
+// endRecord ends the pending record r (inside a compare-and-set): status,
+// time, the answer built from its progress, or the error.
+func (s *Service) endRecord(r *Record, e ending) {
+	now := s.now()
+	r.Status, r.EndedAt, r.Note = e.status, &now, e.note
+	if e.status == interaction.StatusAnswered {
+		ans := interaction.AnswerFrom(r.Request(), r.Progress)
+		r.Answer, r.AnsweredBy = &ans, e.by
+	} else {
+		r.Error, r.EndedBy = e.err, e.by
+	}
+	r.Rev++
+	r.Synced = false
 }
 
 // end ends a pending ask exactly once: the first end wins, every later one
-// gets errEnded together with the record as it stands. On success it wakes
-// the waiters, drops the ask's timers and queues the message update.
-func (b *Bot) end(ctx context.Context, id string, e ending) (store.Record, error) {
-	rec, err := b.store.Update(ctx, id, func(r *store.Record) error {
+// gets ErrEnded together with the record as it stands.
+func (s *Service) end(ctx context.Context, id string, e ending) (Record, error) {
+	rec, err := s.store.Update(ctx, id, func(r *Record) error {
 		if r.Status.Ended() {
-			return errEnded
+			return ErrEnded
 		}
-		if e.mutate != nil {
-			e.mutate(r)
-		}
-		now := b.now()
-		r.Status, r.EndedAt, r.Note = e.status, &now, e.note
-		if e.status == interaction.StatusAnswered {
-			ans := interaction.AnswerFrom(r.Request(), r.Progress)
-			r.Answer, r.AnsweredBy = &ans, e.by
-		} else {
-			r.Error, r.EndedBy = e.err, e.by
-		}
-		r.Rev++
-		r.Synced = false
+		s.endRecord(r, e)
 		return nil
 	})
-	if errors.Is(err, errEnded) {
-		b.posted.drop(id)
-		cur, gerr := b.store.Get(ctx, id)
-		if gerr != nil {
-			return cur, fmt.Errorf("end %s: %w", id, gerr)
-		}
-		return cur, errEnded
+	if errors.Is(err, ErrEnded) {
+		return s.endedRecord(ctx, id)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("end %s: %w", id, err)
 	}
-	b.posted.drop(id)
-	b.stats.ended(rec.Status)
-	b.waiters.wake(store.Clone(rec).Ask)
-	b.syncer.mark(id)
-	b.log.Info().Str("ask", id).Str("status", string(rec.Status)).Msg("ask ended")
-	if b.cfg.OnEnd != nil {
-		b.cfg.OnEnd(rec.Ask)
-	}
+	s.ended(rec)
 	return rec, nil
+}
+
+// endedRecord reads an ask a change found ended and returns it with
+// ErrEnded.
+func (s *Service) endedRecord(ctx context.Context, id string) (Record, error) {
+	cur, err := s.store.Get(ctx, id)
+	if err != nil {
+		return cur, fmt.Errorf("end %s: %w", id, err)
+	}
+	return cur, ErrEnded
+}
+
+// ended follows the stored end of rec (by this process's change): it
+// counts it, wakes the waiters, queues the message update and calls OnEnd.
+// The ask's timers are left to fire as no-ops.
+func (s *Service) ended(rec Record) {
+	s.stats.ended(rec.Status)
+	s.waiters.wake(store.Clone(rec).Ask)
+	s.syncer.mark(rec)
+	s.log.Info().Str("ask", rec.ID).Str("status", string(rec.Status)).Msg("ask ended")
+	if s.cfg.OnEnd != nil {
+		s.cfg.OnEnd(rec.Ask)
+	}
 }
 
 // waiters wakes the callers blocked in Wait when an ask ends, handing

@@ -1,0 +1,400 @@
+package asks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
+)
+
+// Act is one person's action on an ask, as the surface received it.
+type Act struct {
+	AskID string
+	By    interaction.User // who acted; an act without a user id is refused
+	// Workspace and App are where the act came from; an ask stamped with
+	// a workspace refuses acts from another, and one stamped with an app
+	// refuses acts that name another app.
+	Workspace, App string
+	// Channel and TS name the message acted on, which must be the ask's.
+	Channel, TS string
+	// Form is set for an act from a form (modal) rather than the message:
+	// there is no message to check, and Rev is not used.
+	Form bool
+	// Rev is the revision of the message acted on (part of its element
+	// ids): a choice made on an older rendering is judged as such.
+	Rev int
+}
+
+// Errors of the person acts besides ErrEnded (all wrapped). Each call
+// returns them with the record as the act found it, so that the surface
+// can tell the person why (e.g. who may answer).
+var (
+	// ErrRefused: the person may not answer this ask.
+	ErrRefused = errors.New("asks: this person may not answer the ask")
+	// ErrForeign: the act does not belong to the ask (another workspace,
+	// app or message, or no user): forged or misrouted, logged only.
+	ErrForeign = errors.New("asks: the act does not belong to the ask")
+	// ErrBadChoice: no such question or option, or text out of bounds.
+	ErrBadChoice = errors.New("asks: no such question or option")
+	// ErrNothingChosen: a Submit with nothing picked, skipped or typed on
+	// any question; the ask is left as it was.
+	ErrNothingChosen = errors.New("asks: nothing chosen yet")
+)
+
+// Internal outcomes of an act's compare-and-set function.
+var (
+	errNoChange  = errors.New("asks: nothing to change")
+	errNotPosted = errors.New("asks: the ask's message has no ts yet")
+	errGroups    = errors.New("asks: responder groups must be asked")
+)
+
+// notPostedWaits and notPostedPause bound how long an act waits for the
+// ask's ts: a click can beat the store, as the surface shows the message
+// before its post has returned the ts to us.
+const (
+	notPostedWaits = 40
+	notPostedPause = 50 * time.Millisecond
+)
+
+// Select records the options (indexes into the question's options) a
+// person chose on question q. For an ask answered by one tap it ends the
+// ask. Options that are not the question's are ErrBadChoice.
+func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Record, error) {
+	return s.act(ctx, a, func(r *Record) error {
+		labels, err := choose(r.Questions, q, options)
+		if err != nil {
+			return err
+		}
+		if oneTap(r.Request()) {
+			if len(labels) == 0 {
+				return errNoChange
+			}
+			r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+			s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
+			return nil
+		}
+		old := progressOf(r.Progress, q)
+		r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+		// The person's client shows the new selection already; re-render
+		// only when the message shows something else for this question.
+		if old.Custom != "" || old.Skipped || a.Rev != r.Rev {
+			r.Rev++
+			r.Synced = false
+		}
+		return nil
+	})
+}
+
+// Skip records that a person skipped question q; a one-question ask ends
+// with it.
+func (s *Service) Skip(ctx context.Context, a Act, q int) (Record, error) {
+	return s.progress(ctx, a, q, interaction.Progress{Skipped: true})
+}
+
+// Other records a person's free text for question q (at most
+// interaction.MaxCustomLen characters, not blank); a one-question ask
+// ends with it.
+func (s *Service) Other(ctx context.Context, a Act, q int, text string) (Record, error) {
+	if text == "" || utf8.RuneCountInString(text) > interaction.MaxCustomLen {
+		return Record{}, fmt.Errorf("asks other: %w: text of %d bytes", ErrBadChoice, len(text))
+	}
+	return s.progress(ctx, a, q, interaction.Progress{Custom: text})
+}
+
+func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Progress) (Record, error) {
+	return s.act(ctx, a, func(r *Record) error {
+		if q < 0 || q >= len(r.Questions) {
+			return fmt.Errorf("%w: question %d", ErrBadChoice, q)
+		}
+		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
+		if endsWithOneAction(r.Request()) {
+			s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
+			return nil
+		}
+		r.Rev++
+		r.Synced = false
+		return nil
+	})
+}
+
+// Submit ends the ask as answered by the person, with picks — per question
+// index, the option indexes the message showed chosen when Submit was
+// pressed — merged into the stored progress. Picks made on another
+// revision of the message than the record's are ignored, as are questions
+// without options and option indexes that are not the question's (a
+// question whose picks are all impossible keeps its stored progress); a
+// question whose select was cleared loses its selection (a skip or text
+// stays). When nothing is chosen on any
+// question the ask stays pending: ErrNothingChosen.
+func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
+	return s.act(ctx, a, func(r *Record) error {
+		if a.Rev == r.Rev {
+			for q, idx := range picks {
+				if q < 0 || q >= len(r.Questions) || len(r.Questions[q].Options) == 0 {
+					continue
+				}
+				labels := pickLabels(r.Questions[q], idx)
+				if len(labels) == 0 && len(idx) > 0 {
+					continue // only impossible values: as if the select were not there
+				}
+				old := progressOf(r.Progress, q)
+				switch {
+				case len(labels) > 0:
+					r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+				case !old.Skipped && old.Custom == "":
+					r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{})
+				}
+			}
+		}
+		if !slices.ContainsFunc(r.Progress, interaction.Progress.Touched) {
+			return ErrNothingChosen // aborts the compare-and-set: nothing changes
+		}
+		s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
+		return nil
+	})
+}
+
+// Cancel ends the ask as cancelled by the person.
+func (s *Service) Cancel(ctx context.Context, a Act) (Record, error) {
+	return s.act(ctx, a, func(r *Record) error {
+		u := by(a)
+		s.endRecord(r, ending{status: interaction.StatusCancelled, by: u,
+			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(u))})
+		return nil
+	})
+}
+
+// Check judges an act that changes nothing by itself (opening a form on
+// the ask) as the others are judged, and returns the record.
+func (s *Service) Check(ctx context.Context, a Act) (Record, error) {
+	return s.act(ctx, a, func(*Record) error { return errNoChange })
+}
+
+// act admits a and applies change to the ask in one compare-and-set, and
+// returns once the change is stored, with the record as stored. A change
+// that ends the ask is followed by the end's effects (waiters, counters,
+// the message update); one that alters what the message shows queues the
+// update. On refusal the record is the one the act was judged on.
+func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (Record, error) {
+	groupsChecked := false
+	for waits := 0; ; {
+		var seen Record
+		rec, err := s.store.Update(ctx, a.AskID, func(r *Record) error {
+			err := admit(a, r, groupsChecked, waits < notPostedWaits)
+			if err == nil {
+				err = change(r)
+			}
+			if err != nil {
+				seen = store.Clone(*r)
+			}
+			return err
+		})
+		switch {
+		case err == nil:
+			if rec.Status.Ended() {
+				s.ended(rec) // admit refuses ended asks: this act ended it
+			} else if !rec.Synced {
+				s.syncer.mark(rec)
+			}
+			return rec, nil
+		case errors.Is(err, errNoChange):
+			return seen, nil
+		case errors.Is(err, errNotPosted):
+			waits++
+			if !clock.Sleep(ctx, notPostedPause) {
+				return seen, ctx.Err()
+			}
+		case errors.Is(err, errGroups):
+			ok, gerr := s.inGroups(ctx, seen, a.By.ID)
+			if gerr != nil {
+				s.log.Error().Err(gerr).Str("ask", seen.ID).Msg("responder check failed; refusing")
+			}
+			if !ok {
+				return seen, ErrRefused
+			}
+			groupsChecked = true
+		default:
+			return seen, fmt.Errorf("asks act %.80s: %w", a.AskID, err)
+		}
+	}
+}
+
+// admit checks, inside the compare-and-set, that a belongs to r and that
+// its person may act on it. With patient, an ask whose ts is not stored
+// yet is errNotPosted (wait and retry); else it fails the message check.
+// errGroups: the person is not a listed responder, but may be in a
+// listed group (the caller asks the surface, then retries with
+// groupsChecked).
+func admit(a Act, r *Record, groupsChecked, patient bool) error {
+	if patient && r.Status == interaction.StatusPending && r.TS == "" {
+		return errNotPosted
+	}
+	var reason string
+	switch {
+	case a.By.ID == "":
+		reason = "no user"
+	case r.TeamID != "" && a.Workspace != r.TeamID:
+		reason = "team differs"
+	case r.AppID != "" && a.App != "" && a.App != r.AppID:
+		reason = "app differs"
+	case !a.Form && (a.Channel != r.Channel || a.TS != r.TS || r.TS == ""):
+		reason = "channel or message differs"
+	}
+	if reason != "" {
+		return fmt.Errorf("%w: %s", ErrForeign, reason)
+	}
+	if r.Status.Ended() {
+		return ErrEnded
+	}
+	if groupsChecked {
+		return nil
+	}
+	ok, askGroups := mayAnswer(*r, a.By.ID)
+	switch {
+	case ok:
+		return nil
+	case askGroups:
+		return errGroups
+	}
+	return ErrRefused
+}
+
+// mayAnswer reports whether user may answer r without asking about
+// groups: anyone when the ask names no responders (a DM: its recipient
+// only), else a listed user. askGroups is set when r lists groups, which
+// user may belong to.
+func mayAnswer(r Record, user string) (ok, askGroups bool) {
+	if len(r.Responders) == 0 {
+		return r.User == "" || r.User == user, false
+	}
+	if slices.Contains(r.Responders, user) {
+		return true, false
+	}
+	return false, slices.ContainsFunc(r.Responders, interaction.IsUserGroupID)
+}
+
+// inGroups reports whether user belongs to one of r's responder groups.
+// An error means some group could not be asked (and user is in none of
+// the others).
+func (s *Service) inGroups(ctx context.Context, r Record, user string) (bool, error) {
+	var firstErr error
+	for _, id := range r.Responders {
+		if !interaction.IsUserGroupID(id) {
+			continue
+		}
+		ok, err := s.surface.InGroup(ctx, id, user)
+		if err != nil {
+			firstErr = cmpOr(firstErr, err)
+			continue
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, firstErr
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// choose returns the labels of options (indexes) of question q, in option
+// order, once each. Errors: no question q, more than one option for a
+// single-select question, an index that is not one of its options.
+func choose(qs []interaction.Question, q int, options []int) ([]string, error) {
+	if q < 0 || q >= len(qs) {
+		return nil, fmt.Errorf("%w: question %d", ErrBadChoice, q)
+	}
+	if !qs[q].MultiSelect && len(options) > 1 {
+		return nil, fmt.Errorf("%w: %d options chosen for single-select question %d", ErrBadChoice, len(options), q)
+	}
+	for _, j := range options {
+		if j < 0 || j >= len(qs[q].Options) {
+			return nil, fmt.Errorf("%w: option %d of question %d", ErrBadChoice, j, q)
+		}
+	}
+	return labels(qs[q], options), nil
+}
+
+// pickLabels returns the labels a Submit's picks name for q: picks that
+// are not options are dropped (a client cannot send them), then for a
+// single-select question only the first counts.
+func pickLabels(q interaction.Question, idx []int) []string {
+	var ok []int
+	for _, j := range idx {
+		if j >= 0 && j < len(q.Options) {
+			ok = append(ok, j)
+		}
+	}
+	if !q.MultiSelect && len(ok) > 1 {
+		ok = ok[:1]
+	}
+	return labels(q, ok)
+}
+
+// labels returns the labels of options idx of q, in option order, once
+// each; never nil.
+func labels(q interaction.Question, idx []int) []string {
+	idx = slices.Clone(idx)
+	sort.Ints(idx)
+	out := []string{}
+	for i, j := range idx {
+		if i > 0 && idx[i-1] == j {
+			continue
+		}
+		out = append(out, q.Options[j].Label)
+	}
+	return out
+}
+
+// oneTap reports whether r is exactly one single-select question with
+// options: choosing an option answers the ask.
+func oneTap(r interaction.Request) bool {
+	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect && len(r.Questions[0].Options) > 0
+}
+
+// endsWithOneAction reports whether a skip or text answers r at once.
+func endsWithOneAction(r interaction.Request) bool {
+	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect
+}
+
+// progressOf returns the progress of question q (zero when none).
+func progressOf(ps []interaction.Progress, q int) interaction.Progress {
+	if q < len(ps) {
+		return ps[q]
+	}
+	return interaction.Progress{}
+}
+
+func setProgress(ps []interaction.Progress, n, q int, p interaction.Progress) []interaction.Progress {
+	for len(ps) < n {
+		ps = append(ps, interaction.Progress{})
+	}
+	ps[q] = p
+	return ps
+}
+
+func by(a Act) *interaction.User {
+	u := a.By
+	return &u
+}
+
+func displayName(u *interaction.User) string {
+	if u == nil {
+		return "someone"
+	}
+	if u.Name != "" {
+		return u.Name
+	}
+	return u.ID
+}

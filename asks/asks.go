@@ -1,0 +1,395 @@
+// Package asks is the ask lifecycle, transport-neutral: it creates asks
+// (validation, defaults, ids, idempotency), records what people do on them
+// (selections, skips, "Other" text, Submit, Cancel), ends each ask exactly
+// once, wakes whoever waits for the end, fires deadlines and reminders,
+// keeps the posted message in step with the durable record and, after a
+// restart, picks up what an earlier process left.
+//
+// It works over a store.Store and a Surface (the chat service the asks are
+// shown on) and imports nothing of Slack. Service implements
+// interaction.AskService and interaction.Provider; the Slack adapter
+// (package bot) turns payloads into the person-act calls (Select, Skip,
+// Other, Submit, Cancel, Check), each of which returns once its change is
+// committed to the store, with the record as it then stands.
+package asks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
+)
+
+// Config wires a Service. Store and Surface are required.
+type Config struct {
+	Store   store.Store
+	Surface Surface
+	// DefaultChannel is where asks go that name neither channel nor user.
+	DefaultChannel string
+	// DefaultResponders may answer asks that name no responders.
+	DefaultResponders []string
+	// DefaultTimeout is the deadline of asks that set none; 0 = none.
+	DefaultTimeout time.Duration
+	// Clock drives deadlines and reminders; nil means the wall clock.
+	Clock clock.Clock
+	// Logger receives the lifecycle's log lines.
+	Logger zerolog.Logger
+	// OnEnd, when set, is called after an ask ended (from any goroutine).
+	OnEnd func(interaction.Ask)
+}
+
+// Service is the ask lifecycle. Create it with New and start its
+// background work (deadlines, reminders, message updates, recovery) with
+// Run. All methods are safe for concurrent use; the ones a front door
+// calls work before Run (their message updates wait for it).
+type Service struct {
+	cfg     Config
+	store   store.Store
+	surface Surface
+	clock   clock.Clock
+	log     zerolog.Logger
+	waiters waiters
+	syncer  *syncer
+	sched   *scheduler
+	bg      sync.WaitGroup // reminders in flight
+	stats   stats
+}
+
+var (
+	_ interaction.AskService     = (*Service)(nil)
+	_ interaction.Provider       = (*Service)(nil)
+	_ interaction.NoteWithdrawer = (*Service)(nil)
+)
+
+// New checks cfg and returns a Service; an error when Store or Surface is
+// missing.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Surface == nil {
+		return nil, errors.New("asks: Config.Store and Config.Surface are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
+	s.waiters.init()
+	s.syncer = newSyncer(s)
+	s.sched = newScheduler(s)
+	return s, nil
+}
+
+// Run does the lifecycle's background work until ctx ends: it recovers
+// the asks an earlier process left, fires deadlines and reminders, and
+// brings messages in step with their records. It returns once every
+// update and reminder it started has finished.
+func (s *Service) Run(ctx context.Context) {
+	var bg sync.WaitGroup
+	bg.Go(func() { s.syncer.run(ctx) })
+	bg.Go(func() { s.sched.run(ctx) })
+	bg.Go(func() { s.recover(ctx) })
+	bg.Wait()
+	s.bg.Wait()
+}
+
+// stats counts what the lifecycle did since start.
+type stats struct {
+	posts, updates, created               atomic.Int64
+	answered, cancelled, aborted, expired atomic.Int64
+}
+
+// Counts is what the lifecycle did since start: messages posted and
+// updated, asks created and ended by outcome.
+type Counts struct {
+	Posts, Updates, Created               int64
+	Answered, Cancelled, Aborted, Expired int64
+}
+
+// Counters returns a snapshot of the counts.
+func (s *Service) Counters() Counts {
+	t := &s.stats
+	return Counts{
+		Posts: t.posts.Load(), Updates: t.updates.Load(), Created: t.created.Load(),
+		Answered: t.answered.Load(), Cancelled: t.cancelled.Load(), Aborted: t.aborted.Load(), Expired: t.expired.Load(),
+	}
+}
+
+func (t *stats) ended(st interaction.Status) {
+	switch st {
+	case interaction.StatusAnswered:
+		t.answered.Add(1)
+	case interaction.StatusCancelled:
+		t.cancelled.Add(1)
+	case interaction.StatusAborted:
+		t.aborted.Add(1)
+	case interaction.StatusExpired:
+		t.expired.Add(1)
+	}
+}
+
+// Ask implements interaction.Provider: it creates the ask in the default
+// conversation and waits for its end. When ctx ends first the ask is
+// withdrawn (ASK_ABORTED) and its message updated.
+func (s *Service) Ask(ctx context.Context, r interaction.Request) (interaction.Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return interaction.Answer{}, interaction.Errorf(interaction.AskAborted, "ask: the caller withdrew before asking")
+	}
+	// Posting is not interrupted half-way (a message the surface accepted
+	// must stay tied to its record); a caller that left meanwhile
+	// withdraws it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	ask, err := s.Create(cctx, interaction.AskInput{Request: r})
+	cancel()
+	if err != nil {
+		return interaction.Answer{}, err
+	}
+	ask, err = s.Wait(ctx, ask.ID)
+	if err != nil {
+		return interaction.Answer{}, err
+	}
+	if !ask.Status.Ended() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if ask, err = s.Withdraw(wctx, ask.ID); err != nil {
+			return interaction.Answer{}, err
+		}
+	}
+	return ask.Result()
+}
+
+// Create implements interaction.AskService: it validates in, stores the
+// ask, posts its message and returns it pending. Errors: the validation
+// codes, SLACK_ERROR when the surface refuses the post (nothing is kept
+// then).
+func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
+	ask, _, err := s.CreateIdempotent(ctx, in)
+	return ask, err
+}
+
+// CreateIdempotent is Create that also reports whether this call created
+// the ask (false: the IdempotencyKey named an existing one, returned as is).
+func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
+	rec, err := s.newRecord(in)
+	if err != nil {
+		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
+	}
+	rec, created, err := s.store.Create(ctx, rec)
+	if err != nil {
+		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
+	}
+	if !created {
+		return rec.Ask, false, nil
+	}
+	if in.User != "" {
+		if rec, err = s.openDM(ctx, rec); err != nil {
+			return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
+		}
+	}
+	rec, err = s.post(ctx, rec)
+	if err != nil {
+		return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
+	}
+	s.sched.add(rec)
+	s.stats.created.Add(1)
+	return rec.Ask, true, nil
+}
+
+// dropUnposted removes a record whose message could not be posted, so
+// that nothing dangles and a retry with the same key posts afresh.
+func (s *Service) dropUnposted(id string, cause error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.store.Delete(ctx, id); err != nil {
+		s.log.Error().Err(err).Str("ask", id).Msg("could not remove an ask whose post failed")
+	}
+	return fmt.Errorf("asks create: %w", cause)
+}
+
+func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
+	if err := interaction.Validate(in.Request); err != nil {
+		return Record{}, err
+	}
+	if err := checkIDs(in); err != nil {
+		return Record{}, err
+	}
+	channel := in.Channel
+	if channel == "" && in.User == "" {
+		channel = s.cfg.DefaultChannel
+	}
+	if channel == "" && in.User == "" {
+		return Record{}, interaction.Errorf(interaction.InvalidQuestion, "no conversation: set channel or user, or SLACKASK_CHANNEL")
+	}
+	now := s.now()
+	team, app := s.surface.Home()
+	rec := Record{
+		Ask: interaction.Ask{
+			ID: newID(), Status: interaction.StatusPending,
+			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
+		},
+		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
+		TeamID: team, AppID: app, Rev: 1,
+		Progress: make([]interaction.Progress, len(in.Questions)),
+	}
+	if len(rec.Responders) == 0 && in.User == "" {
+		rec.Responders = s.cfg.DefaultResponders
+	}
+	timeout := time.Duration(in.Timeout)
+	if timeout == 0 {
+		timeout = s.cfg.DefaultTimeout
+	}
+	if timeout > 0 {
+		exp := now.Add(timeout)
+		rec.ExpiresAt = &exp
+	}
+	if in.RemindAfter > 0 {
+		rec.RemindAt = now.Add(time.Duration(in.RemindAfter))
+	}
+	return rec, nil
+}
+
+// maxIdempotencyKey bounds an idempotency key, in bytes.
+const maxIdempotencyKey = 200
+
+func checkIDs(in interaction.AskInput) error {
+	for _, id := range append(append([]string{}, in.Mention...), in.Responders...) {
+		if !interaction.IsResponderID(id) {
+			return interaction.Errorf(interaction.InvalidQuestion, "%q is not a Slack user (U…, W…) or user-group (S…) id", id)
+		}
+	}
+	switch {
+	case in.User != "" && !interaction.IsUserID(in.User):
+		return interaction.Errorf(interaction.InvalidQuestion, "user %q is not a Slack user id (U… or W…)", in.User)
+	case in.Channel != "" && !interaction.IsConversationID(in.Channel):
+		return interaction.Errorf(interaction.InvalidQuestion, "channel %q is not a Slack conversation id (C…, G…, D…)", in.Channel)
+	case in.ThreadTS != "" && !interaction.IsMessageTS(in.ThreadTS):
+		return interaction.Errorf(interaction.InvalidQuestion, "threadTs %q is not a Slack message timestamp", in.ThreadTS)
+	case len(in.IdempotencyKey) > maxIdempotencyKey:
+		return interaction.Errorf(interaction.InvalidQuestion, "idempotencyKey is longer than %d bytes", maxIdempotencyKey)
+	}
+	return nil
+}
+
+// openDM opens the DM of a direct ask and stores it as the ask's channel.
+func (s *Service) openDM(ctx context.Context, rec Record) (Record, error) {
+	ch, err := s.surface.OpenDM(ctx, rec.User)
+	if err != nil {
+		return rec, err
+	}
+	return s.store.Update(ctx, rec.ID, func(r *Record) error {
+		r.Channel = ch
+		return nil
+	})
+}
+
+// post sends the ask's message and stores where it landed; when the ask
+// changed (or ended) while it was being posted, the message is brought in
+// step.
+func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
+	at, err := s.surface.Post(ctx, rec)
+	if err != nil {
+		return rec, err
+	}
+	s.stats.posts.Add(1)
+	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		r.Channel, r.TS, r.Synced = at.Channel, at.TS, r.Rev == rec.Rev
+		return nil
+	})
+	if err == nil && !rec.Synced {
+		s.syncer.mark(rec)
+	}
+	return rec, err
+}
+
+// Get implements interaction.AskService.
+func (s *Service) Get(ctx context.Context, id string) (interaction.Ask, error) {
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return interaction.Ask{}, fmt.Errorf("asks get: %w", err)
+	}
+	return rec.Ask, nil
+}
+
+// Wait implements interaction.AskService.
+func (s *Service) Wait(ctx context.Context, id string) (interaction.Ask, error) {
+	wt, cancel := s.waiters.add(id)
+	defer cancel()
+	ask, err := s.Get(context.WithoutCancel(ctx), id)
+	if err != nil || ask.Status.Ended() {
+		return ask, err
+	}
+	select {
+	case <-wt.done:
+		return wt.ask, nil
+	case <-ctx.Done():
+		return s.Get(context.WithoutCancel(ctx), id)
+	}
+}
+
+// Notify implements httpapi.Notifier: fn is called once, by the goroutine
+// that ends the ask, right after the end is stored, with the ask as it
+// ended (shared by every waiter: read-only) and the waiter lock held (fn
+// must return within a millisecond or so and not call the Service). For
+// an ask that is unknown or has already ended fn is never called: callers
+// Get the ask after Notify. cancel forgets fn and may be called more than
+// once.
+func (s *Service) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
+	return s.waiters.register(id, &waiter{fn: fn})
+}
+
+// Withdraw implements interaction.AskService: the caller takes the ask
+// back; it ends as aborted and the message says so.
+func (s *Service) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
+	return s.WithdrawWithNote(ctx, id, "")
+}
+
+// WithdrawWithNote implements interaction.NoteWithdrawer: Withdraw, with a
+// note for the message saying why (e.g. "answered elsewhere").
+func (s *Service) WithdrawWithNote(ctx context.Context, id, note string) (interaction.Ask, error) {
+	msg := "the caller withdrew the question"
+	if note != "" {
+		msg += ": " + note
+	}
+	rec, err := s.end(ctx, id, ending{
+		status: interaction.StatusAborted,
+		err:    interaction.Errorf(interaction.AskAborted, "%s", msg),
+		note:   note,
+	})
+	if errors.Is(err, ErrEnded) {
+		return rec.Ask, nil
+	}
+	if err != nil {
+		return interaction.Ask{}, fmt.Errorf("asks withdraw: %w", err)
+	}
+	return rec.Ask, nil
+}
+
+// List implements interaction.AskService.
+func (s *Service) List(ctx context.Context, f interaction.ListFilter) ([]interaction.Ask, error) {
+	recs, err := s.store.List(ctx, store.Filter{Status: f.Status, Before: f.Before, Limit: f.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("asks list: %w", err)
+	}
+	out := make([]interaction.Ask, len(recs))
+	for i, r := range recs {
+		out[i] = r.Ask
+	}
+	return out, nil
+}
+
+func (s *Service) now() time.Time { return s.clock.Now().UTC() }
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func newID() string {
+	var buf [10]byte
+	_, _ = rand.Read(buf[:])
+	return "a" + idEncoding.EncodeToString(buf[:])
+}

@@ -1,0 +1,625 @@
+package asks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	chanID = "C0TEST"
+	alice  = "U0ALICE"
+	bob    = "U0BOB"
+	team   = "T0TEAM"
+)
+
+// surface is an in-memory Surface: it records what the lifecycle asked of
+// it.
+type surface struct {
+	mu        sync.Mutex
+	n         int
+	posts     []Record
+	updates   []Record
+	reminders []Record
+	found     map[string]string   // FindPosted's answer per ask id
+	groups    map[string][]string // members per group
+	postErr   error
+}
+
+func newSurface() *surface {
+	return &surface{found: map[string]string{}, groups: map[string][]string{}}
+}
+
+func (f *surface) Home() (string, string) { return team, "A0APP" }
+
+func (f *surface) Post(_ context.Context, rec Record) (Posted, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.postErr != nil {
+		return Posted{}, f.postErr
+	}
+	f.n++
+	f.posts = append(f.posts, store.Clone(rec))
+	return Posted{Channel: rec.Channel, TS: fmt.Sprintf("1700000000.%06d", f.n)}, nil
+}
+
+func (f *surface) Update(_ context.Context, rec Record) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updates = append(f.updates, store.Clone(rec))
+	return nil
+}
+
+func (f *surface) Remind(_ context.Context, rec Record) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reminders = append(f.reminders, store.Clone(rec))
+	return nil
+}
+
+func (f *surface) OpenDM(_ context.Context, user string) (string, error) { return "D" + user[1:], nil }
+
+func (f *surface) FindPosted(_ context.Context, rec Record) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.found[rec.ID], nil
+}
+
+func (f *surface) InGroup(_ context.Context, group, user string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.groups[group], user), nil
+}
+
+// lastUpdate returns the newest rendering of ask id, if any.
+func (f *surface) lastUpdate(id string) (Record, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := len(f.updates) - 1; i >= 0; i-- {
+		if f.updates[i].ID == id {
+			return f.updates[i], true
+		}
+	}
+	return Record{}, false
+}
+
+func (f *surface) count(of *[]Record, id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range *of {
+		if r.ID == id {
+			n++
+		}
+	}
+	return n
+}
+
+type rig struct {
+	t     *testing.T
+	st    store.Store
+	surf  *surface
+	svc   *Service
+	ended atomic.Int64
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{t: t, st: memory.New(), surf: newSurface()}
+	svc, err := New(Config{Store: r.st, Surface: r.surf, DefaultChannel: chanID, Logger: zerolog.Nop(),
+		OnEnd: func(interaction.Ask) { r.ended.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.svc = svc
+	return r
+}
+
+// run runs the service's background work until the test ends.
+func (r *rig) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.svc.Run(ctx)
+	}()
+	r.t.Cleanup(func() { cancel(); <-done })
+}
+
+func yesNo(id string) interaction.Question {
+	return interaction.Question{ID: id, Question: "Go?", Options: []interaction.Option{{Label: "yes"}, {Label: "no"}}}
+}
+
+func twoQuestions() interaction.Request {
+	return interaction.Request{Questions: []interaction.Question{yesNo("a"), yesNo("b")}}
+}
+
+func (r *rig) create(in interaction.AskInput) interaction.Ask {
+	r.t.Helper()
+	ask, err := r.svc.Create(context.Background(), in)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ask
+}
+
+// click is alice acting on the message of ask as it was posted.
+func click(ask interaction.Ask, who string) Act {
+	return Act{AskID: ask.ID, By: interaction.User{ID: who, Name: who}, Workspace: team, App: "A0APP",
+		Channel: ask.Channel, TS: ask.TS, Rev: 1}
+}
+
+func TestCreateRejectsBadIDs(t *testing.T) {
+	r := newRig(t)
+	for name, in := range map[string]interaction.AskInput{
+		"mention":   {Request: twoQuestions(), Mention: []string{"<!channel>"}},
+		"responder": {Request: twoQuestions(), Responders: []string{"alice"}},
+		"user":      {Request: twoQuestions(), User: "C0NOTAUSER"},
+		"channel":   {Request: twoQuestions(), Channel: "#general"},
+		"thread":    {Request: twoQuestions(), ThreadTS: "yesterday"},
+		"key":       {Request: twoQuestions(), IdempotencyKey: string(make([]byte, 201))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := r.svc.Create(context.Background(), in); interaction.ErrorCode(err) != interaction.InvalidQuestion {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+	t.Run("no channel", func(t *testing.T) {
+		svc, err := New(Config{Store: r.st, Surface: r.surf, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Create(context.Background(), interaction.AskInput{Request: twoQuestions()}); interaction.ErrorCode(err) != interaction.InvalidQuestion {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	if n := len(r.surf.posts); n != 0 {
+		t.Fatalf("%d messages posted", n)
+	}
+}
+
+func TestCreateIdempotentAndDropsUnposted(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k"}
+	a, created, err := r.svc.CreateIdempotent(ctx, in)
+	if err != nil || !created || a.TS == "" || a.Channel != chanID {
+		t.Fatalf("first create: %+v %v %v", a, created, err)
+	}
+	b, created, err := r.svc.CreateIdempotent(ctx, in)
+	if err != nil || created || b.ID != a.ID || len(r.surf.posts) != 1 {
+		t.Fatalf("second create: %+v %v %v, %d posts", b, created, err, len(r.surf.posts))
+	}
+	// A refused post leaves nothing behind, so a retry posts afresh.
+	r.surf.postErr = interaction.Errorf(interaction.SlackError, "channel_not_found")
+	if _, err := r.svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k2"}); interaction.ErrorCode(err) != interaction.SlackError {
+		t.Fatalf("err = %v", err)
+	}
+	r.surf.postErr = nil
+	if _, created, err := r.svc.CreateIdempotent(ctx, interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k2"}); err != nil || !created {
+		t.Fatalf("retry after a refused post: created %v, %v", created, err)
+	}
+	// A DM ask is posted in the conversation the surface opened.
+	dm := r.create(interaction.AskInput{Request: twoQuestions(), User: alice})
+	if dm.Channel != "D0ALICE" {
+		t.Fatalf("DM ask posted in %q", dm.Channel)
+	}
+}
+
+// Progress is stored with each act, and the end comes exactly once however
+// many people press Submit or Cancel at the same moment: one wins, the
+// others get ErrEnded with the record as it ended; the waiters, OnEnd and
+// the message update see one end.
+func TestProgressThenExactlyOnceEnd(t *testing.T) {
+	r := newRig(t)
+	r.run()
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: twoQuestions()})
+	rec, err := r.svc.Select(ctx, click(ask, alice), 0, []int{1})
+	if err != nil || fmt.Sprint(rec.Progress[0].Selected) != "[no]" || rec.Rev != 1 {
+		t.Fatalf("select: %+v %v", rec.Progress, err)
+	}
+	rec, err = r.svc.Skip(ctx, click(ask, alice), 1)
+	if err != nil || !rec.Progress[1].Skipped || rec.Rev != 2 {
+		t.Fatalf("skip: %+v rev %d %v", rec.Progress, rec.Rev, err)
+	}
+	var notified atomic.Int64
+	defer r.svc.Notify(ask.ID, func(interaction.Ask) { notified.Add(1) })()
+	waited := make(chan interaction.Ask, 1)
+	go func() {
+		a, _ := r.svc.Wait(ctx, ask.ID)
+		waited <- a
+	}()
+	var wins, lost atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			act := click(ask, alice)
+			act.Rev = 2
+			var err error
+			var rec Record
+			if i%2 == 0 {
+				rec, err = r.svc.Submit(ctx, act, map[int][]int{0: {0}})
+			} else {
+				rec, err = r.svc.Cancel(ctx, act)
+			}
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, ErrEnded) && rec.Status.Ended():
+				lost.Add(1)
+			default:
+				t.Errorf("act: %v (status %s)", err, rec.Status)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 || lost.Load() != 19 {
+		t.Fatalf("%d ends, %d refused", wins.Load(), lost.Load())
+	}
+	got := <-waited
+	if !got.Status.Ended() || notified.Load() != 1 || r.ended.Load() != 1 {
+		t.Fatalf("waiter got %s; notified %d, OnEnd %d", got.Status, notified.Load(), r.ended.Load())
+	}
+	c := r.svc.Counters()
+	if c.Answered+c.Cancelled != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+	if got.Status == interaction.StatusAnswered {
+		// The Submit's picks (rendered at rev 2) replace the stored select;
+		// the skip stays.
+		if fmt.Sprint(got.Answer.Answers[0].Selected) != "[yes]" || len(got.Answer.Answers[1].Selected) != 0 {
+			t.Fatalf("answer %+v", got.Answer)
+		}
+	}
+	waitFor(t, "the message shows the end", func() bool {
+		u, ok := r.surf.lastUpdate(ask.ID)
+		return ok && u.Status.Ended()
+	})
+	if cur, _ := r.st.Get(ctx, ask.ID); !cur.Synced {
+		waitFor(t, "the record marked synced", func() bool { cur, _ := r.st.Get(ctx, ask.ID); return cur.Synced })
+	}
+}
+
+// The person acts refuse what does not belong to the ask or its
+// responders, and say so with the record they judged.
+func TestActRefusals(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.surf.groups["S0TEAM"] = []string{bob}
+	ask := r.create(interaction.AskInput{Request: twoQuestions(), Responders: []string{alice, "S0TEAM"}})
+	for name, c := range map[string]struct {
+		act  func(Act) Act
+		want error
+	}{
+		"other workspace": {func(a Act) Act { a.Workspace = "T0EVIL"; return a }, ErrForeign},
+		"other app":       {func(a Act) Act { a.App = "A0EVIL"; return a }, ErrForeign},
+		"other message":   {func(a Act) Act { a.TS = "1.000001"; return a }, ErrForeign},
+		"other channel":   {func(a Act) Act { a.Channel = "C0OTHER"; return a }, ErrForeign},
+		"no user":         {func(a Act) Act { a.By.ID = ""; return a }, ErrForeign},
+		"not a responder": {func(a Act) Act { a.By.ID = "U0EVE"; return a }, ErrRefused},
+		"no question":     {func(a Act) Act { return a }, ErrBadChoice},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := 0
+			if name == "no question" {
+				q = 7
+			}
+			rec, err := r.svc.Skip(ctx, c.act(click(ask, alice)), q)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if c.want == ErrRefused && len(rec.Responders) != 2 {
+				t.Fatalf("refusal without the record: %+v", rec)
+			}
+		})
+	}
+	if rec, _ := r.st.Get(ctx, ask.ID); rec.Progress[0].Touched() || rec.Status.Ended() {
+		t.Fatalf("a refused act changed the ask: %+v", rec)
+	}
+	// A member of a responder group may answer; a form act needs no message.
+	form := click(ask, bob)
+	form.Form, form.Channel, form.TS = true, "", ""
+	if _, err := r.svc.Other(ctx, form, 1, "maybe"); err != nil {
+		t.Fatal(err)
+	}
+	for name, opts := range map[string][]int{"out of range": {2}, "negative": {-1}, "two for single-select": {0, 1}} {
+		if _, err := r.svc.Select(ctx, click(ask, alice), 0, opts); !errors.Is(err, ErrBadChoice) {
+			t.Fatalf("%s: err = %v", name, err)
+		}
+	}
+	if _, err := r.svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.svc.Select(ctx, click(ask, alice), 0, []int{0})
+	if !errors.Is(err, ErrEnded) || rec.Status != interaction.StatusAborted {
+		t.Fatalf("act on an ended ask: %s %v", rec.Status, err)
+	}
+	if _, err := r.svc.Check(ctx, click(ask, alice)); !errors.Is(err, ErrEnded) {
+		t.Fatalf("check on an ended ask: %v", err)
+	}
+	if _, err := r.svc.Skip(ctx, Act{AskID: "anosuchask", By: interaction.User{ID: alice}}, 0); interaction.ErrorCode(err) != interaction.NotFound {
+		t.Fatalf("unknown ask: %v", err)
+	}
+}
+
+// A select on a one-question ask answers it; an empty select there
+// changes nothing.
+func TestOneTapSelectAnswers(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("go")}}})
+	if rec, err := r.svc.Select(ctx, click(ask, alice), 0, nil); err != nil || rec.Status.Ended() {
+		t.Fatalf("empty select: %s %v", rec.Status, err)
+	}
+	rec, err := r.svc.Select(ctx, click(ask, alice), 0, []int{1})
+	if err != nil || rec.Status != interaction.StatusAnswered || rec.Answer.Answers[0].Selected[0] != "no" || rec.AnsweredBy.ID != alice {
+		t.Fatalf("one tap: %+v %v", rec, err)
+	}
+}
+
+// A click that beats the store (the message is shown before the post has
+// returned its ts) waits for the ts rather than being refused.
+func TestActWaitsForTheTS(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		ctx := context.Background()
+		rec := Record{Ask: interaction.Ask{ID: "aposting", Status: interaction.StatusPending, Questions: twoQuestions().Questions,
+			Channel: chanID, CreatedAt: time.Now()}, Rev: 1, Progress: make([]interaction.Progress, 2)}
+		if _, _, err := r.st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		act := click(rec.Ask, alice)
+		act.TS = "1700000000.000001"
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.svc.Skip(ctx, act, 0)
+			done <- err
+		}()
+		synctest.Wait() // the act found no ts and waits
+		select {
+		case err := <-done:
+			t.Fatalf("the act did not wait for the ts: %v", err)
+		default:
+		}
+		if _, err := r.st.Update(ctx, rec.ID, func(r *Record) error { r.TS = act.TS; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Deadlines and reminders fire at their stored times, once.
+func TestExpireAndRemind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		r.run()
+		ask := r.create(interaction.AskInput{Request: twoQuestions(), Responders: []string{alice},
+			Timeout: interaction.Duration(10 * time.Minute), RemindAfter: interaction.Duration(5 * time.Minute)})
+		time.Sleep(5*time.Minute - time.Second)
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.reminders, ask.ID); n != 0 {
+			t.Fatalf("reminder came early: %d", n)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.reminders, ask.ID); n != 1 {
+			t.Fatalf("%d reminders at the reminder time, want 1", n)
+		}
+		time.Sleep(5*time.Minute - 2*time.Second)
+		synctest.Wait()
+		if a, _ := r.svc.Get(context.Background(), ask.ID); a.Status != interaction.StatusPending {
+			t.Fatalf("ended before its deadline: %s", a.Status)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		a, _ := r.svc.Get(context.Background(), ask.ID)
+		if a.Status != interaction.StatusExpired || interaction.ErrorCode(a.Error) != interaction.AskTimeout {
+			t.Fatalf("after the deadline: %s %v", a.Status, a.Error)
+		}
+		if u, ok := r.surf.lastUpdate(ask.ID); !ok || u.Status != interaction.StatusExpired {
+			t.Fatal("the message does not show the expiry")
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.reminders, ask.ID); n != 1 {
+			t.Fatalf("%d reminders, want 1", n)
+		}
+	})
+}
+
+// A restart picks up what the earlier process left: an ask stored but
+// never posted is posted, one whose post landed before the crash is
+// adopted (not posted twice), an overdue one expires, a pending one whose
+// last change never reached the message is updated, and an ended one
+// whose end never reached the message is updated.
+func TestRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		ctx := context.Background()
+		past := time.Now().Add(-time.Hour)
+		deadline := time.Now().Add(-time.Minute)
+		mk := func(id string, f func(*Record)) {
+			rec := Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, Questions: twoQuestions().Questions,
+				Channel: chanID, CreatedAt: past}, Rev: 1, Synced: true, Progress: make([]interaction.Progress, 2)}
+			f(&rec)
+			if _, _, err := r.st.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mk("aunposted", func(r *Record) { r.Synced = false })
+		mk("aadopted", func(r *Record) { r.Synced = false })
+		r.surf.found["aadopted"] = "1690000000.000001"
+		mk("aoverdue", func(r *Record) { r.TS = "1690000000.000002"; r.ExpiresAt = &deadline })
+		mk("astale", func(r *Record) { r.TS = "1690000000.000003"; r.Rev, r.Synced = 2, false })
+		mk("aendedunsynced", func(r *Record) {
+			r.TS, r.Status, r.EndedAt, r.Rev, r.Synced = "1690000000.000004", interaction.StatusCancelled, &past, 2, false
+		})
+		r.run()
+		synctest.Wait()
+		get := func(id string) Record { rec, _ := r.st.Get(ctx, id); return rec }
+		if n := r.surf.count(&r.surf.posts, "aunposted"); n != 1 || get("aunposted").TS == "" {
+			t.Fatalf("unposted ask: %d posts, ts %q", n, get("aunposted").TS)
+		}
+		if n := r.surf.count(&r.surf.posts, "aadopted"); n != 0 || get("aadopted").TS != "1690000000.000001" {
+			t.Fatalf("adopted ask: %d posts, ts %q", n, get("aadopted").TS)
+		}
+		if _, ok := r.surf.lastUpdate("aadopted"); !ok {
+			t.Fatal("adopted ask not re-rendered")
+		}
+		if st := get("aoverdue").Status; st != interaction.StatusExpired {
+			t.Fatalf("overdue ask %s", st)
+		}
+		for _, id := range []string{"aoverdue", "astale", "aendedunsynced"} {
+			if _, ok := r.surf.lastUpdate(id); !ok || !get(id).Synced {
+				t.Fatalf("%s: message not brought in step", id)
+			}
+		}
+	})
+}
+
+// Each change is rendered from the record it stored: the message update
+// that follows a click reads nothing from the store.
+func TestSyncRendersTheStoredChange(t *testing.T) {
+	r := newRig(t)
+	cs := &countingStore{Store: r.st}
+	svc, err := New(Config{Store: cs, Surface: r.surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.svc = svc
+	r.run()
+	ask := r.create(interaction.AskInput{Request: twoQuestions()})
+	if _, err := svc.Other(context.Background(), click(ask, alice), 0, "later"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the message shows the text", func() bool {
+		u, ok := r.surf.lastUpdate(ask.ID)
+		return ok && u.Progress[0].Custom == "later"
+	})
+	waitFor(t, "synced", func() bool { rec, _ := r.st.Get(context.Background(), ask.ID); return rec.Synced })
+	if n := cs.gets.Load(); n != 0 {
+		t.Fatalf("%d store reads", n)
+	}
+}
+
+// Provider: Ask posts, waits, and withdraws when the caller leaves.
+func TestProviderAsk(t *testing.T) {
+	r := newRig(t)
+	r.run()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.svc.Ask(ctx, twoQuestions())
+		errc <- err
+	}()
+	waitFor(t, "posted", func() bool { r.surf.mu.Lock(); defer r.surf.mu.Unlock(); return len(r.surf.posts) == 1 })
+	cancel()
+	if err := <-errc; interaction.ErrorCode(err) != interaction.AskAborted {
+		t.Fatalf("err = %v", err)
+	}
+	if c := r.svc.Counters(); c.Aborted != 1 || c.Created != 1 || c.Posts != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, id string) (Record, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, id)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A Submit with nothing picked, skipped or typed on any question changes
+// nothing: the ask stays pending (issue 16.8).
+func TestSubmitWithNothingChosen(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{
+		yesNo("a"), {ID: "b", Question: "Why?"}}}})
+	before, _ := r.st.Get(ctx, ask.ID)
+	for name, picks := range map[string]map[int][]int{"no state": nil, "cleared select": {0: {}}} {
+		rec, err := r.svc.Submit(ctx, click(ask, alice), picks)
+		if !errors.Is(err, ErrNothingChosen) || rec.Status != interaction.StatusPending {
+			t.Fatalf("%s: %s %v", name, rec.Status, err)
+		}
+	}
+	if after, _ := r.st.Get(ctx, ask.ID); after.Version != before.Version {
+		t.Fatal("a Submit with nothing chosen changed the record")
+	}
+	// One skip is a choice: Submit then answers.
+	if _, err := r.svc.Skip(ctx, click(ask, alice), 1); err != nil {
+		t.Fatal(err)
+	}
+	act := click(ask, alice)
+	act.Rev = 2
+	if rec, err := r.svc.Submit(ctx, act, nil); err != nil || rec.Status != interaction.StatusAnswered {
+		t.Fatalf("after a skip: %s %v", rec.Status, err)
+	}
+}
+
+// A Submit's option values that are not the question's are ignored, not
+// answered as an empty selection: the stored pick stays; a Submit whose
+// picks are all impossible, with nothing else chosen, is nothing chosen
+// (issue 14.8).
+func TestSubmitIgnoresImpossiblePicks(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ask := r.create(interaction.AskInput{Request: twoQuestions()})
+	if _, err := r.svc.Submit(ctx, click(ask, alice), map[int][]int{0: {7}, 1: {-1, 99}}); !errors.Is(err, ErrNothingChosen) {
+		t.Fatalf("all impossible: %v", err)
+	}
+	if _, err := r.svc.Select(ctx, click(ask, alice), 0, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.svc.Submit(ctx, click(ask, alice), map[int][]int{0: {7}, 1: {-1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustAnswer(rec); got != "[no] [yes]" {
+		t.Fatalf("answer %s, want the stored pick kept and the possible one taken", got)
+	}
+}
+
+func mustAnswer(rec Record) string {
+	if rec.Answer == nil {
+		return "<none>"
+	}
+	var parts []string
+	for _, it := range rec.Answer.Answers {
+		parts = append(parts, fmt.Sprint(it.Selected))
+	}
+	return fmt.Sprint(parts[0], " ", parts[1])
+}
