@@ -202,33 +202,31 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			r.addFault(m, &proxyFault{kind: "fail", left: 1})
 		}},
 	}
-	// Once a run, Slack applies a post but answers after the client's 30 s
-	// timeout: the outcome is unknown to slackask. No kill comes until the
-	// answer is due, so that slackask lives through the unknown outcome.
-	var late <-chan struct{}
-	if ru.set.dur >= 45*time.Second {
-		f := &proxyFault{kind: "late", delay: 31 * time.Second, left: 1, fired: make(chan struct{})}
-		ru.count("api-post-answered-after-client-timeout")
-		r.addFault("chat.postMessage", f)
-		late = f.fired
-	}
 	var noKillUntil time.Time
 	// Once a run, near its end, chat.update is down for 20 s: longer than a
 	// few retries with backoff last. settle then checks that the messages
 	// caught up.
-	outage := false
+	outage, late := false, false
 	total := 0
 	for _, f := range faults {
 		total += f.weight
 	}
+	todo := rng.Perm(len(faults))
 	for time.Now().Before(ru.stop) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-late:
-			noKillUntil, late = time.Now().Add(32*time.Second), nil
-			continue
 		case <-time.After(time.Duration(1500+rng.IntN(3000)) * time.Millisecond):
+		}
+		if !late && ru.set.dur >= 60*time.Second && time.Until(ru.stop) < 35*time.Second {
+			// Once a run, Slack applies a post but answers after the
+			// client's 30 s timeout: the outcome is unknown to slackask,
+			// which lives through it (no kill until the run ends).
+			late = true
+			ru.count("api-post-answered-after-client-timeout")
+			r.addFault("chat.postMessage", &proxyFault{kind: "late", delay: 31 * time.Second, left: 1})
+			noKillUntil = ru.stop
+			continue
 		}
 		if !outage && ru.set.dur >= 40*time.Second && time.Until(ru.stop) < 25*time.Second {
 			outage = true
@@ -237,16 +235,31 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			noKillUntil = ru.stop // no restart's resync hides an update given up
 			continue
 		}
-		n := rng.IntN(total)
-		for _, f := range faults {
-			if n -= f.weight; n < 0 {
-				if strings.HasPrefix(f.name, "kill") && time.Now().Before(noKillUntil) {
-					break
-				}
-				ru.count(f.name)
-				f.do()
+		allowed := func(i int) bool {
+			return !strings.HasPrefix(faults[i].name, "kill") || !time.Now().Before(noKillUntil)
+		}
+		pick := -1
+		// Every kind of fault comes once, in a seeded order, before they
+		// are drawn at random by weight.
+		for j, i := range todo {
+			if allowed(i) {
+				pick = i
+				todo = slices.Delete(todo, j, j+1)
 				break
 			}
+		}
+		if pick < 0 {
+			n := rng.IntN(total)
+			for i, f := range faults {
+				if n -= f.weight; n < 0 {
+					pick = i
+					break
+				}
+			}
+		}
+		if allowed(pick) {
+			ru.count(faults[pick].name)
+			faults[pick].do()
 		}
 		if !r.running() {
 			ru.restartOrFail(ctx)
