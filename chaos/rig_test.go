@@ -125,6 +125,9 @@ func newRig(t *testing.T, bin string) *rig {
 func (r *rig) startProxy() {
 	target, _ := url.Parse(r.fake.URL())
 	rp := httputil.NewSingleHostReverseProxy(target)
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	rp.Transport = tr
+	r.t.Cleanup(tr.CloseIdleConnections)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		method := strings.TrimPrefix(resp.Request.URL.Path, "/api/")
 		f := r.takeFault(method, func(f *proxyFault) bool { return f.kind != "slow" })
