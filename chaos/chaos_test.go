@@ -845,6 +845,46 @@ func (ru *run) check(ctx context.Context) {
 			add("one ask per idempotency key", a.id, 0, "request %s (key %q) has asks %v in the database, the caller got %s", a.agent, a.key, ids, a.id)
 		}
 	}
+	// Asks made by a POST without a key whose answer never reached the
+	// caller: at most one per request, and answerable like the others.
+	ru.mu.Lock()
+	lostPosts := slices.Clone(ru.noKey)
+	ru.mu.Unlock()
+	listedByID := map[string]interaction.Ask{}
+	for _, a := range listed {
+		listedByID[a.ID] = a
+	}
+	for _, agent := range lostPosts {
+		ids := byAgent[agent]
+		if len(ids) > 1 {
+			add("one ask per request", ids[0], 0, "request %s (sent once, no key) has asks %v", agent, ids)
+		}
+		if len(ids) != 1 {
+			continue
+		}
+		got := listedByID[ids[0]]
+		if got.Status != interaction.StatusPending || got.TS == "" {
+			continue
+		}
+		a := &askModel{id: got.ID, ts: got.TS, agent: agent, person: people[0], shape: shapeForm}
+		a.in.Questions = got.Questions
+		if len(got.Questions) == 1 && len(got.Questions[0].Options) > 0 && !got.Questions[0].MultiSelect {
+			a.shape = shapeOneTap
+		}
+		a.qs = make([]qModel, len(a.in.Questions))
+		ru.answer(ctx, r.fake.Person(a.person), a, rng, true)
+		gctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		end, code, err := r.getAsk(gctx, a.id, 10*time.Second)
+		cancel()
+		if err != nil || code != 200 || end.Status != interaction.StatusAnswered {
+			add("pending ask answerable", a.id, 0, "(made by a POST whose answer was lost) after the final answer: %d %v %s%s", code, err, end.Status, ru.endNote(end))
+			continue
+		}
+		a.mu.Lock()
+		vs = append(vs, a.compare(ru, end)...)
+		a.mu.Unlock()
+	}
+
 	perAsk := map[string][]string{}
 	for _, m := range r.fake.Messages(channel) {
 		if m.ThreadTS != "" && m.ThreadTS != m.TS {
