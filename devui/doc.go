@@ -7,8 +7,10 @@
 // select menus with descriptions; buttons with primary/danger styles and
 // confirm dialogs), the acting person's ephemeral messages and modals (text
 // inputs with the app's response_action errors under them), and follows
-// every change live over server-sent events fed by slackfake.Subscribe. A
-// picker chooses who acts. Every click goes through slackfake.Person
+// every change live over server-sent events fed by slackfake.Subscribe. The
+// sidebar's picker and People list choose who acts, in the same
+// conversation: each person sees their own picks of a message, as each
+// person's Slack client keeps its own (slackfake keeps state per person). Every click goes through slackfake.Person
 // (Select, Click, Type, Submit, Close), so the app under test receives the
 // same Socket Mode payloads a real Slack would send it.
 //

@@ -35,6 +35,7 @@ type person struct {
 	ID, Name, Initials string
 	Color              int
 	Selected           bool
+	Href               string // the conversation shown, as this person
 }
 
 type navItem struct {
@@ -138,6 +139,12 @@ func (u *UI) build(as, c, threadTS string) page {
 		}
 	}
 	p.Query = query(as, c, "")
+	// The People list switches who acts in the same conversation: each
+	// person sees their own picks of the same ask (a Slack client keeps a
+	// message's state per person).
+	for i := range p.People {
+		p.People[i].Href = "/?" + query(p.People[i].ID, c, "")
+	}
 	for _, ch := range visible {
 		item := navItem{ID: ch.ID, Name: ch.Name, IsIM: ch.IsIM, Active: ch.ID == c, Href: "/?" + query(as, ch.ID, "")}
 		if ch.IsIM {

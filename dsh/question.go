@@ -130,7 +130,7 @@ func (b *Bridge) input(q *question, s *session) interaction.AskInput {
 	}
 	in := interaction.AskInput{
 		Request: interaction.Request{
-			Questions: q.req.Questions,
+			Questions: seamQuestions(q.req.Questions),
 			Agent:     &interaction.Agent{ID: AgentPrefix + q.sessionID, Name: title},
 		},
 		Channel:        b.cfg.Channel,
@@ -143,6 +143,28 @@ func (b *Bridge) input(q *question, s *session) interaction.AskInput {
 		in.ThreadTS = rt.ts
 	}
 	return in
+}
+
+// seamQuestions returns the host's questions as the agent's seam has them:
+// one person answers, with Skip and Other… offered. A frame that carries
+// veto, required or allowOther (fields of slackask's own API, not of the
+// seam) does not reach the ask, so that an agent's question never becomes
+// a team ask or loses the choices its harness expects.
+func seamQuestions(qs []interaction.Question) []interaction.Question {
+	out := make([]interaction.Question, len(qs))
+	for i, q := range qs {
+		q.Required, q.AllowOther = false, nil
+		if len(q.Options) > 0 {
+			opts := make([]interaction.Option, len(q.Options))
+			for j, o := range q.Options {
+				o.Veto = false
+				opts[j] = o
+			}
+			q.Options = opts
+		}
+		out[i] = q
+	}
+	return out
 }
 
 // noteRoot makes ask the thread root of its session if the session has none

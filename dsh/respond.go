@@ -92,7 +92,7 @@ func replyFor(req interaction.Request, ask interaction.Ask) reply {
 		if ask.Answer == nil {
 			return reply{message: "the question was answered in Slack but slackask lost the answer"}
 		}
-		ans, err := fixAnswer(req, *ask.Answer)
+		ans, err := fixAnswer(req, seamAnswer(req, ask))
 		if err != nil {
 			return reply{message: "the answer given in Slack does not fit the question (" + interaction.ErrorMessage(err) + ")"}
 		}
@@ -106,6 +106,35 @@ func replyFor(req interaction.Request, ask interaction.Ask) reply {
 	default:
 		return reply{message: fmt.Sprintf("the question ended in slackask with status %q", ask.Status)}
 	}
+}
+
+// seamAnswer returns the answer of an ask in the seam's shape. A team
+// ask's answer (several responses) may hold every tied label of a
+// single-select question, which the seam cannot carry: such an item
+// becomes custom text naming the tie and its votes, so that the agent
+// learns of it instead of getting a cancellation. Other answers are
+// returned as they are.
+func seamAnswer(req interaction.Request, ask interaction.Ask) interaction.Answer {
+	ans := *ask.Answer
+	if ask.Wanted < 2 && len(ask.Responses) < 2 {
+		return ans
+	}
+	single := make(map[string]bool, len(req.Questions))
+	for _, q := range req.Questions {
+		single[q.ID] = !q.MultiSelect
+	}
+	out := interaction.Answer{Answers: make([]interaction.AnswerItem, len(ans.Answers))}
+	for i, it := range ans.Answers {
+		if single[it.ID] && len(it.Selected) > 1 && it.Custom == "" {
+			tied := make([]string, len(it.Selected))
+			for j, l := range it.Selected {
+				tied[j] = fmt.Sprintf("%q (%d)", l, ask.Tally[it.ID][l])
+			}
+			it = interaction.AnswerItem{ID: it.ID, Selected: []string{}, Custom: "tie between " + strings.Join(tied, ", ")}
+		}
+		out.Answers[i] = it
+	}
+	return out
 }
 
 func withDetail(msg, detail string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,13 +49,9 @@ func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolReque
 	case err != nil:
 		return errorResult(err), nil
 	case !ask.Status.Ended():
-		return pendingResult(ask.ID), nil
+		return pendingResult(ask), nil
 	}
-	ans, err := ask.Result()
-	if err != nil {
-		return errorResult(err), nil
-	}
-	return answerResult(ans)
+	return endedResult(ask)
 }
 
 // waitFor waits until the ask ends or ctx is done and returns it as it then
@@ -106,20 +103,34 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// pendingText is what a call that stopped waiting tells the model.
-func pendingText(id string) string {
-	return fmt.Sprintf(`Still waiting: the question is open in Slack and nobody has answered it yet (ask id %q). `+
+// pendingText is what a call that stopped waiting tells the model. For a
+// team ask it says how many of the people wanted have answered, and who.
+func pendingText(ask interaction.Ask) string {
+	id := ask.ID
+	status := "nobody has answered it yet"
+	if ask.Wanted > 1 {
+		names := make([]string, len(ask.Responses))
+		for i, r := range ask.Responses {
+			names[i] = userName(r.User)
+		}
+		status = fmt.Sprintf("%d of the %d people it waits for have answered", len(ask.Responses), ask.Wanted)
+		if len(names) > 0 {
+			status += " (" + strings.Join(names, ", ") + ")"
+		}
+	}
+	return fmt.Sprintf(`Still waiting: the question is open in Slack and %s (ask id %q). `+
 		`Do not ask it again. To get the answer, call %s with {"id":%q}; it waits for the answer `+
 		`(pass "waitSeconds" to return sooner) and says again if it is still pending. `+
-		`Meanwhile you may go on with work that does not depend on the answer.`, id, GetAnswerToolName, id)
+		`Meanwhile you may go on with work that does not depend on the answer.`, status, id, GetAnswerToolName, id)
 }
 
 // pendingResult is the result of a call that stopped waiting with the ask
 // still open: not an error, with the ask id in text and structure.
-func pendingResult(id string) *mcpsdk.CallToolResult {
-	b, _ := json.Marshal(map[string]string{"status": string(interaction.StatusPending), "askId": id, "message": pendingText(id)})
+func pendingResult(ask interaction.Ask) *mcpsdk.CallToolResult {
+	text := pendingText(ask)
+	b, _ := json.Marshal(map[string]string{"status": string(interaction.StatusPending), "askId": ask.ID, "message": text})
 	return &mcpsdk.CallToolResult{
-		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: pendingText(id)}},
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(b),
 	}
 }

@@ -85,7 +85,7 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 	if in.Agent == nil {
 		in.Agent = agentOf(req.ClientInfo())
 	}
-	if err := interaction.Validate(in.Request); err != nil {
+	if err := interaction.ValidateInput(in); err != nil {
 		return errorResult(err), nil
 	}
 
@@ -117,14 +117,10 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 	case !ask.Status.Ended():
 		t.keep(sessionOf(req), ask.ID)
 		log.Info().Dur("waitFor", waitFor).AnErr("reason", context.Cause(ctx)).Msg("mcp ask left open: the call stopped waiting")
-		return pendingResult(ask.ID), nil
+		return pendingResult(ask), nil
 	}
 	log.Info().Str("status", string(ask.Status)).Msg("mcp ask ended")
-	ans, err := ask.Result()
-	if err != nil {
-		return errorResult(err), nil
-	}
-	return answerResult(ans)
+	return endedResult(ask)
 }
 
 // abandoned decides, once a call's context has ended with its ask pending,
@@ -216,13 +212,17 @@ func (t *askTool) sendProgress(ctx context.Context, req *mcpsdk.CallToolRequest,
 	if ask.Channel != "" {
 		where = "Slack (" + ask.Channel + ")"
 	}
+	who := "a person"
+	if ask.Wanted > 1 {
+		who = fmt.Sprintf("%d people", ask.Wanted)
+	}
 	start := time.Now()
 	notify := func() {
 		elapsed := time.Since(start)
 		err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
 			ProgressToken: token,
 			Progress:      elapsed.Seconds(), // grows with every notification
-			Message:       fmt.Sprintf("Waiting for a person to answer in %s: %s so far", where, elapsed.Round(time.Second)),
+			Message:       fmt.Sprintf("Waiting for %s to answer in %s: %s so far", who, where, elapsed.Round(time.Second)),
 		})
 		if err != nil && ctx.Err() == nil {
 			log.Debug().Err(err).Msg("mcp ask: progress notification failed")
@@ -251,15 +251,32 @@ func (t *askTool) sendProgress(ctx context.Context, req *mcpsdk.CallToolRequest,
 	}
 }
 
+// endedResult is the result of an ended ask: its answer, or the tool error
+// of the code it ended with.
+func endedResult(ask interaction.Ask) (*mcpsdk.CallToolResult, error) {
+	ans, err := ask.Result()
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return answerResult(ans, teamSummary(ask))
+}
+
 // answerResult carries the answer as structured content and as its compact
-// JSON text, byte for byte what json.Marshal gives.
-func answerResult(ans interaction.Answer) (*mcpsdk.CallToolResult, error) {
+// JSON text, byte for byte what json.Marshal gives. A team ask's summary
+// (who answered what) follows the JSON in the text, after a blank line, so
+// the model reads both while the structured content stays the seam's
+// answer.
+func answerResult(ans interaction.Answer, summary string) (*mcpsdk.CallToolResult, error) {
 	b, err := json.Marshal(ans)
 	if err != nil {
 		return nil, fmt.Errorf("marshalling the answer: %w", err)
 	}
+	text := string(b)
+	if summary != "" {
+		text += "\n\n" + summary
+	}
 	return &mcpsdk.CallToolResult{
-		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}},
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(b),
 	}, nil
 }

@@ -22,6 +22,11 @@ type toolInput struct {
 	User        string             `json:"user"`
 	Timeout     json.RawMessage    `json:"timeout"`
 	WaitSeconds json.RawMessage    `json:"waitSeconds"`
+	// Responses is read by parseResponses (a number or "all") so that a
+	// wrong value is named in the model's terms.
+	Responses  json.RawMessage `json:"responses"`
+	Responders []string        `json:"responders"`
+	OnTimeout  string          `json:"onTimeout"`
 }
 
 // getAnswerInput is the arguments of get_answer.
@@ -94,6 +99,8 @@ type questionInput struct {
 	MultiSelect      *bool                `json:"multiSelect"`
 	MultiSelectSnake *bool                `json:"multi_select"`
 	Intent           *interaction.Intent  `json:"intent"`
+	Required         bool                 `json:"required"`
+	AllowOther       *bool                `json:"allowOther"`
 }
 
 // decodeInput turns the raw arguments of a call into an AskInput and the
@@ -124,6 +131,13 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		return interaction.AskInput{}, 0, err
 	}
 	out.Timeout = interaction.Duration(timeout)
+	if out.Responses, err = parseResponses(in.Responses); err != nil {
+		return interaction.AskInput{}, 0, err
+	}
+	out.OnTimeout = interaction.OnTimeout(strings.TrimSpace(in.OnTimeout))
+	for _, id := range in.Responders {
+		out.Responders = append(out.Responders, strings.TrimSpace(id))
+	}
 	for _, q := range in.Questions {
 		multi := false
 		switch {
@@ -140,9 +154,34 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 			Options:     q.Options,
 			MultiSelect: multi,
 			Intent:      q.Intent,
+			Required:    q.Required,
+			AllowOther:  q.AllowOther,
 		})
 	}
 	return out, waitFor, nil
+}
+
+// parseResponses reads the optional responses argument: a number of people
+// (1 or more) or "all". Absent or null is the zero count: one response.
+func parseResponses(raw json.RawMessage) (interaction.ResponseCount, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return interaction.ResponseCount{}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return interaction.ResponseCount{}, interaction.Errorf(interaction.InvalidQuestion,
+				`responses must be a number of people (1 or more) or "all"`)
+		}
+		s = n.String()
+	}
+	c, err := interaction.ParseResponseCount(s)
+	if err != nil {
+		return interaction.ResponseCount{}, interaction.Errorf(interaction.InvalidQuestion, "%v", err)
+	}
+	return c, nil
 }
 
 // describeJSONError says what json.Unmarshal disliked, in the JSON terms a

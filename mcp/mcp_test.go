@@ -260,7 +260,7 @@ func connect(t *testing.T, transport string, svc *fakeService, opts Options) *co
 			},
 		})
 	if opts.DefaultChannel == "" {
-		opts.DefaultChannel = "C-DEFAULT"
+		opts.DefaultChannel = "C0DEFAULT"
 	}
 	life, end := context.WithCancel(context.Background())
 	c.shutdown = end
@@ -409,7 +409,7 @@ func TestAnswered(t *testing.T) {
 			id := recv(t, svc.created, "the ask")
 
 			in := svc.input(t, 0)
-			if in.Channel != "C-DEFAULT" || in.User != "" {
+			if in.Channel != "C0DEFAULT" || in.User != "" {
 				t.Errorf("channel %q user %q, want the default channel", in.Channel, in.User)
 			}
 			if time.Duration(in.Timeout) != 90*time.Second {
@@ -455,7 +455,7 @@ func TestAnswered(t *testing.T) {
 				t.Errorf("structured content %+v, want %+v", sc, ans)
 			}
 			for _, line := range []string{
-				`"ask":"ask-1","channel":"C-DEFAULT","questions":2,"agent":"Test Agent","message":"mcp ask created"`,
+				`"ask":"ask-1","channel":"C0DEFAULT","questions":2,"agent":"Test Agent","message":"mcp ask created"`,
 				`"ask":"ask-1","status":"answered","message":"mcp ask ended"`,
 			} {
 				if !strings.Contains(logs.String(), line) {
@@ -716,7 +716,7 @@ func TestProgress(t *testing.T) {
 					t.Errorf("notification %d: progress %v after %v", i, p.Progress, last)
 				}
 				last = p.Progress
-				if !strings.Contains(p.Message, "Waiting for a person to answer in Slack (C-DEFAULT)") {
+				if !strings.Contains(p.Message, "Waiting for a person to answer in Slack (C0DEFAULT)") {
 					t.Errorf("message %q", p.Message)
 				}
 			}

@@ -16,7 +16,8 @@ const (
 	GetAnswerToolName = "get_answer"
 )
 
-const serverInstructions = `slackask puts questions to a person in Slack and returns their answer. ` +
+const serverInstructions = `slackask puts questions to a person in Slack and returns their answer; ` +
+	`it can also collect several people's answers (team decisions, approvals by N people). ` +
 	`Call ask_user_question when you need a human decision, a preference, an approval or information ` +
 	`that you cannot find out yourself. The call blocks until the person answers, cancels, or the ask times out. ` +
 	`People can take longer than your tool calls may last: then the result says the question is still open and ` +
@@ -31,8 +32,15 @@ How to ask well:
 - Give each question a stable, short, machine-friendly "id" (e.g. "db_engine"); the answer is keyed by it.
 - "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs. "question", "detail" and option descriptions are Markdown (bold, italic, ~~strike~~, code, code blocks, links, lists, quotes); header and labels are plain text; nothing you write mentions or pings anyone.
 - Offer "options" when the choices are known: short, distinct labels of a few words, each with an optional "description". The label you write is exactly the value you get back. Set "multiSelect": true when several may apply.
-- Do not add an "Other", "None" or "Skip" option: the person always gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only.
+- Do not add an "Other", "None" or "Skip" option: the person gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only. Set "required": true on a question that must not be skipped (an approval), and "allowOther": false on one whose answer must be one of your options.
 - "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h": how long the question stays open.
+
+Asking several people (team decisions, approvals that need N approvers):
+- "responders" lists the Slack user ids (U…) and user-group ids (S…) allowed to answer. "responses" is how many of them must answer before the call returns: a number (default 1: the first person's answer) or "all" (every responder; needs "responders"). Each person answers for themselves.
+- Mark an option "veto": true when picking it must end the question at once, whatever the others say: the answer is then that person's response.
+- "onTimeout": "expire" (default: no answer, ASK_TIMEOUT) or "answer" (when the deadline passes, answer with the responses that came in, if any).
+- Example, approval by 2 of these 3 people where any No vetoes: {"questions":[{"id":"deploy","question":"Deploy v2.3 to production?","options":[{"label":"Yes"},{"label":"No","veto":true}],"required":true,"allowOther":false}],"responders":["U01","U02","U03"],"responses":2,"timeout":"2h"}
+- The answer of a team ask is the team's: per question the label(s) most people chose (every tied label on a tie), typed text as one "custom" with a line per person ("name: text"), or after a veto the vetoing person's response. The text of the result then also says who answered what.
 
 People may answer after your tool call has to end. Pass "waitSeconds" below your tool-call time limit (e.g. 240 when calls are cut after 5 minutes): when it passes, or when your client cuts the call for taking too long, the question stays open and the result says "Still waiting", with the ask id. Then call get_answer with {"id": "<ask id>"} (again with "waitSeconds" if you like) until it returns the answer. If a call was cut before you saw the ask id, call get_answer without an id: it finds the newest question this session left open.
 
@@ -72,19 +80,25 @@ const inputSchema = `{
               "type": "object",
               "properties": {
                 "label": {"type": "string", "description": "Short, distinct label; it is also the value returned in \"selected\"."},
-                "description": {"type": "string", "description": "Optional explanation of the choice."}
+                "description": {"type": "string", "description": "Optional explanation of the choice."},
+                "veto": {"type": "boolean", "description": "Picking this option ends the question at once with that person's response, however many responses were wanted (e.g. \"No\" of an approval). Default false."}
               },
               "required": ["label"]
             }
           },
           "multiSelect": {"type": "boolean", "description": "Allow choosing several options. Default false."},
-          "multi_select": {"type": "boolean", "description": "Same as multiSelect."}
+          "multi_select": {"type": "boolean", "description": "Same as multiSelect."},
+          "required": {"type": "boolean", "description": "No Skip button: the person must answer this question to submit. Use it for approvals. Default false."},
+          "allowOther": {"type": "boolean", "description": "false removes the \"Other…\" free-text field, so the answer is one of the options (needs options). Default true."}
         },
         "required": ["id", "question"]
       }
     },
     "channel": {"type": "string", "description": "Slack channel id to ask in (e.g. C0123456789). Default: the server's channel."},
     "user": {"type": "string", "description": "Slack user id (e.g. U0123456789) to ask in a direct message instead of a channel."},
+    "responders": {"type": "array", "items": {"type": "string"}, "description": "Slack user ids (U…) and user-group ids (S…) allowed to answer. Default: the server's."},
+    "responses": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "string", "enum": ["all"]}], "description": "How many people must answer before the call returns: a number (default 1, the first answer) or \"all\" (every responder; needs responders)."},
+    "onTimeout": {"type": "string", "enum": ["expire", "answer"], "description": "What the deadline does: \"expire\" (default: ASK_TIMEOUT) or \"answer\" (answer with the responses that came in, when there is at least one)."},
     "timeout": {"type": "string", "description": "How long the question stays open, as a Go duration such as \"30m\" or \"2h\". Default: the server's."},
     "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer; the question stays open and get_answer fetches the answer later. Use a value below your tool-call time limit. Default: wait until the question ends."}
   },

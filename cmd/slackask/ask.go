@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,9 +26,15 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type askFlags struct {
 	question, header, detail, channel, user, jsonFile, id, key string
 	responders, mention, agent, print                          string
-	options                                                    multiFlag
+	options, vetoes                                            multiFlag
 	multi                                                      bool
 	timeout                                                    time.Duration
+	responses                                                  interaction.ResponseCount
+	onTimeout                                                  interaction.OnTimeout
+	// required and other are nil unless a flag set them: --question with
+	// options then defaults to required and no Other… (an approval a
+	// Skip or free text must not pass), and --json keeps what it says.
+	required, other *bool
 }
 
 // connectDeadline bounds how long `slackask ask` retries a server it
@@ -55,13 +63,51 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 	fs.StringVar(&f.responders, "responders", "", "comma-separated user (U…) and user-group (S…) ids allowed to answer (default SLACKASK_RESPONDERS)")
 	fs.StringVar(&f.mention, "mention", "", "comma-separated user or user-group ids to mention in the message")
 	fs.StringVar(&f.agent, "agent", "", "who asks, shown to the person: an id, or id:name")
+	fs.Func("responses", "how many people must answer before the ask ends: a number (default 1) or all (every responder; needs --responders)", func(v string) error {
+		c, err := interaction.ParseResponseCount(v)
+		f.responses = c
+		return err
+	})
+	fs.Var(&f.vetoes, "veto", "an --option LABEL whose choice ends the ask at once with that person's answer, whatever the others say (repeat for more)")
+	fs.Func("on-timeout", "what the deadline does: expire (default; exit 4) or answer (answer with the responses that came in, if any)", func(v string) error {
+		switch o := interaction.OnTimeout(strings.TrimSpace(v)); o {
+		case interaction.OnTimeoutExpire, interaction.OnTimeoutAnswer:
+			f.onTimeout = o
+			return nil
+		}
+		return fmt.Errorf("want %s or %s", interaction.OnTimeoutExpire, interaction.OnTimeoutAnswer)
+	})
+	boolPtr := func(name string, dst **bool, val bool, usage string) {
+		fs.BoolFunc(name, usage, func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return err
+			}
+			if *dst != nil && **dst != (b == val) {
+				return fmt.Errorf("contradicts an earlier flag")
+			}
+			x := b == val
+			*dst = &x
+			return nil
+		})
+	}
+	boolPtr("required", &f.required, true, "no Skip: the question must be answered (default with --option)")
+	boolPtr("optional", &f.required, false, "offer Skip (default for a free-text question)")
+	boolPtr("other", &f.other, true, "offer Other… for free text beside the options (default without --option)")
+	boolPtr("no-other", &f.other, false, "no Other… button: the answer is one of the options (default with --option)")
 	fs.StringVar(&f.print, "print", "json", "what to print: json (the answer JSON) or label (the chosen labels, one per line; typed text on its own line)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: slackask ask --question TEXT [--option LABEL]... [flags]\n"+
 			"       slackask ask --json FILE\n\n"+
 			"Asks through the slackask service at SLACKASK_URL (default %s) and prints the answer.\n"+
 			"Exit codes: 0 answered, 1 error (e.g. the service cannot be reached), 2 invalid request,\n"+
-			"3 cancelled, 4 timed out, 5 withdrawn (Ctrl-C).\n\nflags:\n", config.DefaultURL)
+			"3 cancelled, 4 timed out, 5 withdrawn (Ctrl-C).\n\n"+
+			"With --option, the question is required and has no Other… unless --optional or --other say\n"+
+			"otherwise: a Skip or typed text cannot pass an approval. --json requests keep what the JSON\n"+
+			"says; flags given explicitly apply to each of its questions.\n\n"+
+			"A deploy approved by 2 of 3 people, where any No vetoes:\n"+
+			"  slackask ask --question 'Deploy v2.3?' --option Yes --option No --veto No \\\n"+
+			"    --responders U0AAA,U0BBB,U0CCC --responses 2 --print label\n\nflags:\n", config.DefaultURL)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +121,16 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 	}
 	if f.print != "json" && f.print != "label" {
 		return f, fmt.Errorf("--print %q: use json or label", f.print)
+	}
+	if f.question != "" {
+		for _, v := range f.vetoes {
+			if !slices.Contains(f.options, v) {
+				return f, fmt.Errorf("--veto %q: not one of the --option labels", v)
+			}
+		}
+		if len(f.options) == 0 && f.other != nil && !*f.other {
+			return f, errors.New("--no-other needs --option: without options nobody could answer")
+		}
 	}
 	return f, nil
 }
@@ -99,7 +155,34 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 		for _, o := range f.options {
 			q.Options = append(q.Options, interaction.Option{Label: o})
 		}
+		if len(q.Options) > 0 {
+			// An approval: Skip or typed text must not let a script go on.
+			no := false
+			q.Required, q.AllowOther = true, &no
+		}
 		in.Questions = []interaction.Question{q}
+	}
+	for i := range in.Questions {
+		q := &in.Questions[i]
+		if f.required != nil {
+			q.Required = *f.required
+		}
+		if f.other != nil {
+			q.AllowOther = nil
+			if !*f.other {
+				no := false
+				q.AllowOther = &no
+			}
+		}
+	}
+	if err := markVetoes(in.Questions, f.vetoes); err != nil {
+		return in, err
+	}
+	if !f.responses.IsZero() {
+		in.Responses = f.responses
+	}
+	if f.onTimeout != "" {
+		in.OnTimeout = f.onTimeout
 	}
 	if f.channel != "" {
 		in.Channel = f.channel
@@ -124,6 +207,25 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 		in.Agent = &interaction.Agent{ID: strings.TrimSpace(id), Name: strings.TrimSpace(name)}
 	}
 	return in, nil
+}
+
+// markVetoes marks every option labelled with one of labels as a veto; a
+// label no question offers is an error.
+func markVetoes(qs []interaction.Question, labels []string) error {
+	for _, l := range labels {
+		found := false
+		for i := range qs {
+			for j := range qs[i].Options {
+				if qs[i].Options[j].Label == l {
+					qs[i].Options[j].Veto, found = true, true
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("--veto %q: no question has an option with that label", l)
+		}
+	}
+	return nil
 }
 
 // splitIDs splits a comma-separated list, dropping spaces and empty items.

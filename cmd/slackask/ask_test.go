@@ -176,3 +176,161 @@ func TestServeHelpListsEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// askInputOf parses the flags of `slackask ask` and builds the request
+// they send.
+func askInputOf(t *testing.T, args ...string) (interaction.AskInput, error) {
+	t.Helper()
+	f, err := parseAskFlags(args, io.Discard)
+	if err != nil {
+		return interaction.AskInput{}, err
+	}
+	return f.input(strings.NewReader(""))
+}
+
+// TestAskTeamFlags: --responses, --veto, --on-timeout, --required,
+// --optional, --other and --no-other shape the request; a question with
+// options is required and has no Other… unless a flag says otherwise; a
+// free-text question keeps Skip and its text field.
+func TestAskTeamFlags(t *testing.T) {
+	no, yes := false, true
+	opts := []string{"--question", "Deploy?", "--option", "Yes", "--option", "No"}
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		required   bool
+		allowOther *bool
+		vetoes     []bool
+		responses  interaction.ResponseCount
+		onTimeout  interaction.OnTimeout
+	}{
+		{"options: an approval by default", opts, true, &no, []bool{false, false}, interaction.ResponseCount{}, ""},
+		{"free text keeps Skip and the text", []string{"--question", "Why?"}, false, nil, nil, interaction.ResponseCount{}, ""},
+		{"--optional restores Skip", append(opts, "--optional"), false, &no, []bool{false, false}, interaction.ResponseCount{}, ""},
+		{"--other restores Other…", append(opts, "--other"), true, nil, []bool{false, false}, interaction.ResponseCount{}, ""},
+		{"--required=false", append(opts, "--required=false"), false, &no, []bool{false, false}, interaction.ResponseCount{}, ""},
+		{"free text --required", []string{"--question", "Why?", "--required"}, true, nil, nil, interaction.ResponseCount{}, ""},
+		{"2 of 3 with a veto", append(opts, "--veto", "No", "--responses", "2", "--responders", "U0A,U0B,U0C", "--on-timeout", "answer"),
+			true, &no, []bool{false, true}, interaction.ResponseCount{N: 2}, interaction.OnTimeoutAnswer},
+		{"all", append(opts, "--responses", "all", "--responders", "S0TEAM", "--on-timeout", "expire", "--no-other"),
+			true, &no, []bool{false, false}, interaction.ResponseCount{All: true}, interaction.OnTimeoutExpire},
+		{"--other=true --optional", append(opts, "--other=true", "--optional"), false, &yes, []bool{false, false}, interaction.ResponseCount{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := askInputOf(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := in.Questions[0]
+			if q.Required != tc.required || q.OtherAllowed() != (tc.allowOther == nil || *tc.allowOther) {
+				t.Errorf("required %v allowOther %v, want %v %v", q.Required, q.OtherAllowed(), tc.required, tc.allowOther == nil || *tc.allowOther)
+			}
+			var vetoes []bool
+			for _, o := range q.Options {
+				vetoes = append(vetoes, o.Veto)
+			}
+			if !reflect.DeepEqual(vetoes, tc.vetoes) {
+				t.Errorf("vetoes %v, want %v", vetoes, tc.vetoes)
+			}
+			if in.Responses != tc.responses || in.OnTimeout != tc.onTimeout {
+				t.Errorf("responses %+v onTimeout %q", in.Responses, in.OnTimeout)
+			}
+			if err := interaction.ValidateInput(in); err != nil {
+				t.Errorf("the request is invalid: %v", err)
+			}
+		})
+	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"ask", "--help"}, strings.NewReader(""), &help, &help)
+	for _, flag := range []string{"-responses", "-veto", "-on-timeout", "-required", "-optional", "-other", "-no-other", "required and has no Other…"} {
+		if !strings.Contains(help.String(), flag) {
+			t.Errorf("ask --help does not document %s", flag)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(opts, "--veto", "Maybe"), `--veto "Maybe"`},
+		{append(opts, "--responses", "0"), "responses"},
+		{append(opts, "--responses", "many"), "responses"},
+		{append(opts, "--on-timeout", "later"), "on-timeout"},
+		{append(opts, "--required", "--optional"), "contradicts"},
+		{append(opts, "--no-other", "--other"), "contradicts"},
+		{[]string{"--question", "Why?", "--no-other"}, "--no-other needs --option"},
+	} {
+		if _, err := askInputOf(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error about %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestAskJSONKeepsItsQuestions: --json requests keep their own required,
+// allowOther and veto; explicit flags apply to each question, and --veto
+// must name one of their options.
+func TestAskJSONKeepsItsQuestions(t *testing.T) {
+	body := `{"questions":[{"id":"go","question":"Deploy?","options":[{"label":"Yes"},{"label":"No"}]},{"id":"why","question":"Why?"}],"responses":2,"responders":["U0A","U0B"]}`
+	parse := func(args ...string) interaction.AskInput {
+		t.Helper()
+		f, err := parseAskFlags(append([]string{"--json", "-"}, args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.input(strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	in := parse()
+	for _, q := range in.Questions {
+		if q.Required || !q.OtherAllowed() {
+			t.Errorf("%s: required %v other %v: the JSON said neither", q.ID, q.Required, q.OtherAllowed())
+		}
+	}
+	if in.Responses != (interaction.ResponseCount{N: 2}) {
+		t.Errorf("responses %+v, want the JSON's 2", in.Responses)
+	}
+	in = parse("--required", "--veto", "No", "--responses", "3")
+	if !in.Questions[0].Required || !in.Questions[1].Required || !in.Questions[0].Options[1].Veto || in.Questions[0].Options[0].Veto {
+		t.Errorf("flags not applied: %+v", in.Questions)
+	}
+	if in.Responses != (interaction.ResponseCount{N: 3}) {
+		t.Errorf("responses %+v, want the flag's 3", in.Responses)
+	}
+	f, err := parseAskFlags([]string{"--json", "-", "--veto", "Maybe"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.input(strings.NewReader(body)); err == nil || !strings.Contains(err.Error(), "Maybe") {
+		t.Errorf("--veto Maybe on a JSON request: %v", err)
+	}
+}
+
+// TestAskTeamPrintLabel: a 2-of-3 approval sent with flags reaches the
+// server as JSON (responses, veto, required, allowOther false), and
+// --print label prints the team's chosen label(s), every tied one.
+func TestAskTeamPrintLabel(t *testing.T) {
+	team := interaction.Answer{Answers: []interaction.AnswerItem{{ID: "answer", Selected: []string{"Yes", "No"}}}}
+	url, bodies := answeringServer(t, team)
+	t.Setenv("SLACKASK_URL", url)
+	t.Setenv("SLACKASK_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"ask", "--question", "Deploy?", "--option", "Yes", "--option", "No", "--veto", "No",
+		"--responders", "U0AAA,U0BBB,U0CCC", "--responses", "2", "--print", "label"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 || stdout.String() != "Yes\nNo\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout.String(), stderr.String())
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(bodies()[0]), &raw); err != nil {
+		t.Fatal(err)
+	}
+	q := raw["questions"].([]any)[0].(map[string]any)
+	if raw["responses"] != float64(2) || q["required"] != true || q["allowOther"] != false ||
+		q["options"].([]any)[1].(map[string]any)["veto"] != true {
+		t.Errorf("request body %s", bodies()[0])
+	}
+	if _, ok := raw["onTimeout"]; ok {
+		t.Errorf("onTimeout sent without --on-timeout: %s", bodies()[0])
+	}
+}

@@ -366,6 +366,19 @@ func TestDevBrowser(t *testing.T) {
 	run("open the first menu", chromedp.Click(chromedp.CSS(sel0+" .select-btn")), chromedp.WaitVisible(chromedp.CSS(sel0+" .menu")))
 	run("choose SQLite", chromedp.Click(chromedp.CSS(sel0+` .opt[data-value="1"]`)))
 	waitJS("SQLite chosen", fmt.Sprintf(`(document.querySelector(%q + " .choice") || {}).textContent === "SQLite"`, sel0))
+	// bob, chosen in the sidebar's People list, sees the same ask without
+	// dev's pick (each person's client keeps its own); dev's is there again
+	// when dev acts.
+	asPerson := func(id string) {
+		t.Helper()
+		run("act as "+id+" from the People list", chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[data-act=as-link][data-as=%q]`, id))))
+		waitJS("acting as "+id, fmt.Sprintf(`document.querySelector("[data-region=sidebar]").dataset.query.includes("as=%s")`, id))
+	}
+	asPerson(devBob)
+	waitJS("bob sees no pick of dev's", fmt.Sprintf(`document.querySelector(%q) !== null && (document.querySelector(%q + " .choice") || {}).textContent !== "SQLite"`, sel0, sel0))
+	shot("3a-bob-sees-his-own-picks")
+	asPerson(devYou)
+	waitJS("dev's pick again", fmt.Sprintf(`(document.querySelector(%q + " .choice") || {}).textContent === "SQLite"`, sel0))
 	// … dev and prod in the multi-select, whose menu stays open …
 	sel1 := msg + ` .select[data-action$=".1.select"]`
 	run("open the second menu", chromedp.Click(chromedp.CSS(sel1+" .select-btn")), chromedp.WaitVisible(chromedp.CSS(sel1+" .menu")))

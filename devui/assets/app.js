@@ -319,6 +319,13 @@
         state.thread = "";
         navigate();
         break;
+      case "as-link":
+        ev.preventDefault();
+        document.body.classList.remove("sidebar-open");
+        state.as = t.dataset.as;
+        state.thread = "";
+        navigate();
+        break;
       case "thread":
         ev.preventDefault();
         state.thread = t.dataset.thread;
