@@ -99,6 +99,7 @@ type run struct {
 	postFails atomic.Int64
 	killAck   atomic.Pointer[chan struct{}] // armed: kill right after the next ack
 	killIdem  atomic.Pointer[chan struct{}] // armed: kill while the next keyed POST is in flight
+	late      *proxyFault                   // the post answered after the client's timeout, once injected
 
 	mu      sync.Mutex
 	asks    []*askModel
@@ -223,13 +224,16 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			// client's 30 s timeout: the outcome is unknown to slackask,
 			// which lives through it (no kill until the run ends).
 			late = true
-			ru.count("api-post-answered-after-client-timeout")
-			r.addFault("chat.postMessage", &proxyFault{kind: "late", delay: 31 * time.Second, left: 1})
 			noKillUntil = ru.stop
+			ru.waitConnected(ctx)
+			ru.count("api-post-answered-after-client-timeout")
+			ru.late = &proxyFault{kind: "late", delay: 31 * time.Second, left: 1, fired: make(chan struct{})}
+			r.addFault("chat.postMessage", ru.late)
 			continue
 		}
 		if !outage && ru.set.dur >= 40*time.Second && time.Until(ru.stop) < 25*time.Second {
 			outage = true
+			ru.waitConnected(ctx)
 			ru.count("api-update-outage-at-end")
 			r.outage("chat.update", 20*time.Second)
 			noKillUntil = ru.stop // no restart's resync hides an update given up
@@ -269,6 +273,14 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 	if !r.running() {
 		ru.restartOrFail(ctx)
 	}
+}
+
+// waitConnected waits up to 30 s for a live Socket Mode connection, so
+// that the end phase's faults meet people who can act.
+func (ru *run) waitConnected(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_ = ru.r.fake.WaitConnected(wctx, 1)
 }
 
 func (ru *run) count(name string) {
@@ -936,6 +948,14 @@ func (ru *run) check(ctx context.Context) {
 	}
 	p50, p99, maxLat, n := r.fake.AckStats()
 	ru.mu.Lock()
+	if ru.late != nil {
+		select {
+		case <-ru.late.fired:
+			ru.counts["late-post-answered"]++
+		default:
+			ru.counts["late-post-never-came"]++
+		}
+	}
 	counts := fmt.Sprint(ru.counts)
 	ru.mu.Unlock()
 	points := map[string]int{}

@@ -142,6 +142,7 @@ func (r *rig) startProxy() {
 			}
 			return errors.New("chaos: child killed")
 		case "late":
+			close(f.fired)
 			select {
 			case <-time.After(f.delay):
 			case <-resp.Request.Context().Done():
