@@ -174,12 +174,15 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 		{"kill-startup", 2, func() { ru.startupKill(ctx, rng) }},
 		{"kill-recovery-250", 1, func() { ru.recovery250(ctx) }},
 		{"socket-cut", 2, func() { r.fake.Cut() }},
-		{"socket-disconnect-storm", 1, func() {
-			r.fake.FailNextSockets(4, slackfake.SocketFault{Action: slackfake.SocketDisconnect})
+		// Storms come once a run (weight 0: only in the first pass): their
+		// faults wait for the next connections, whichever process makes
+		// them, and each young death lengthens slackask's backoff.
+		{"socket-disconnect-storm", 0, func() {
+			r.fake.FailNextSockets(3, slackfake.SocketFault{Action: slackfake.SocketDisconnect})
 			r.fake.Disconnect("refresh_requested")
 		}},
-		{"socket-cut-storm", 1, func() {
-			r.fake.FailNextSockets(4, slackfake.SocketFault{Action: slackfake.SocketCut})
+		{"socket-cut-storm", 0, func() {
+			r.fake.FailNextSockets(3, slackfake.SocketFault{Action: slackfake.SocketCut})
 			r.fake.Cut()
 		}},
 		{"api-5xx", 2, func() {
