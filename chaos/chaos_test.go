@@ -326,13 +326,13 @@ func (ru *run) fire(p *atomic.Pointer[chan struct{}], point string) {
 }
 
 // proxyKill kills the child once the fake has applied the next call of
-// method, before the answer reaches the child.
+// method, before the answer reaches the child (within 10 s, else at once).
 func (ru *run) proxyKill(method, point string) {
 	f := &proxyFault{kind: "kill", point: point, left: 1, fired: make(chan struct{})}
 	ru.r.addFault(method, f)
 	select {
 	case <-f.fired:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		ru.r.dropFault(method, f)
 		ru.r.kill("random (" + point + " did not come)")
 	}
@@ -382,8 +382,9 @@ func (ru *run) recovery250(ctx context.Context) {
 	ru.r.addFault("chat.postMessage", f)
 	select {
 	case <-f.fired:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		ru.r.dropFault("chat.postMessage", f)
+		ru.count("kill-recovery-250 (no post came)")
 		return
 	}
 	for i := range 250 {
