@@ -46,7 +46,24 @@ var (
 	// ErrNothingChosen: a Submit with nothing picked, skipped or typed on
 	// any question; the ask is left as it was.
 	ErrNothingChosen = errors.New("asks: nothing chosen yet")
+	// ErrRequired: a Submit left a required question unanswered (as a
+	// *RequiredError naming the questions); the ask is left as it was.
+	ErrRequired = errors.New("asks: a required question is unanswered")
+	// ErrNoCancel: a person pressed Cancel on an ask that collects several
+	// people's responses, which one person cannot end.
+	ErrNoCancel = errors.New("asks: one person cannot cancel a team's question")
 )
+
+// RequiredError is ErrRequired with the indexes of the required questions
+// the Submit left unanswered.
+type RequiredError struct{ Questions []int }
+
+func (e *RequiredError) Error() string {
+	return fmt.Sprintf("%v: questions %v", ErrRequired, e.Questions)
+}
+
+// Is makes errors.Is(err, ErrRequired) hold.
+func (e *RequiredError) Is(target error) bool { return target == ErrRequired }
 
 // Internal outcomes of an act's compare-and-set function.
 var (
@@ -72,6 +89,10 @@ func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Reco
 		if err != nil {
 			return err
 		}
+		if Many(*r) {
+			setDraft(r, a.By.ID, q, interaction.Progress{Selected: labels})
+			return nil // the message never shows a person's draft
+		}
 		if oneTap(r.Request()) {
 			if len(labels) == 0 {
 				return errNoChange
@@ -93,14 +114,15 @@ func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Reco
 }
 
 // Skip records that a person skipped question q; a one-question ask ends
-// with it.
+// with it. A required question cannot be skipped (ErrBadChoice).
 func (s *Service) Skip(ctx context.Context, a Act, q int) (Record, error) {
 	return s.progress(ctx, a, q, interaction.Progress{Skipped: true})
 }
 
 // Other records a person's free text for question q (at most
 // interaction.MaxCustomLen characters, not blank); a one-question ask
-// ends with it.
+// ends with it. A question that does not allow other text refuses it
+// (ErrBadChoice).
 func (s *Service) Other(ctx context.Context, a Act, q int, text string) (Record, error) {
 	if text == "" || utf8.RuneCountInString(text) > interaction.MaxCustomLen {
 		return Record{}, fmt.Errorf("asks other: %w: text of %d bytes", ErrBadChoice, len(text))
@@ -112,6 +134,16 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 	return s.act(ctx, a, func(r *Record) error {
 		if q < 0 || q >= len(r.Questions) {
 			return fmt.Errorf("%w: question %d", ErrBadChoice, q)
+		}
+		switch {
+		case p.Skipped && r.Questions[q].Required:
+			return fmt.Errorf("%w: question %d is required", ErrBadChoice, q)
+		case p.Custom != "" && !r.Questions[q].OtherAllowed():
+			return fmt.Errorf("%w: question %d takes no other text", ErrBadChoice, q)
+		}
+		if Many(*r) {
+			setDraft(r, a.By.ID, q, p)
+			return nil // the message never shows a person's draft
 		}
 		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
 		if endsWithOneAction(r.Request()) {
@@ -131,39 +163,75 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 // without options and option indexes that are not the question's (a
 // question whose picks are all impossible keeps its stored progress); a
 // question whose select was cleared loses its selection (a skip or text
-// stays). When nothing is chosen on any
-// question the ask stays pending: ErrNothingChosen.
+// stays). When nothing is chosen on any question the ask stays pending:
+// ErrNothingChosen; when a required question is left unanswered, a
+// *RequiredError naming it.
+//
+// On an ask that collects several responses (Many) the picks, from
+// whichever revision, merge into the person's own draft instead, and the
+// Submit stores their response (replacing an earlier one of theirs); the
+// ask ends only when it has the responses it wants, or at once when the
+// response selects a veto option.
 func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
-		if a.Rev == r.Rev {
-			for q, idx := range picks {
-				if q < 0 || q >= len(r.Questions) || len(r.Questions[q].Options) == 0 {
-					continue
-				}
-				labels := pickLabels(r.Questions[q], idx)
-				if len(labels) == 0 && len(idx) > 0 {
-					continue // only impossible values: as if the select were not there
-				}
-				old := progressOf(r.Progress, q)
-				switch {
-				case len(labels) > 0:
-					r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
-				case !old.Skipped && old.Custom == "":
-					r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{})
-				}
-			}
+		many := Many(*r)
+		ps := r.Progress
+		if many {
+			ps = slices.Clone(r.Drafts[a.By.ID])
 		}
-		if !slices.ContainsFunc(r.Progress, interaction.Progress.Touched) {
+		// On a team ask the picks are always the person's own (the message
+		// never shows anyone's): those made on an older rendering count too.
+		if many || a.Rev == r.Rev {
+			ps = mergePicks(r.Questions, ps, picks, many)
+		}
+		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
 			return ErrNothingChosen // aborts the compare-and-set: nothing changes
 		}
-		s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
+		if missing := unanswered(r.Questions, ps); len(missing) > 0 {
+			return &RequiredError{Questions: missing}
+		}
+		if !many {
+			r.Progress = ps
+			s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
+			return nil
+		}
+		s.respond(r, a.By, ps)
 		return nil
 	})
 }
 
-// Cancel ends the ask as cancelled by the person.
+// mergePicks returns ps with a Submit's picks applied (see Submit). With
+// keepOnEmpty an empty select clears nothing: on a team ask a select is
+// empty in a person's client after every re-render of the shared message,
+// while their draft keeps what they picked (a person who clears a select
+// sends a select act, which clears their draft).
+func mergePicks(qs []interaction.Question, ps []interaction.Progress, picks map[int][]int, keepOnEmpty bool) []interaction.Progress {
+	for q, idx := range picks {
+		if q < 0 || q >= len(qs) || len(qs[q].Options) == 0 {
+			continue
+		}
+		labels := pickLabels(qs[q], idx)
+		if len(labels) == 0 && len(idx) > 0 {
+			continue // only impossible values: as if the select were not there
+		}
+		old := progressOf(ps, q)
+		switch {
+		case len(labels) > 0:
+			ps = setProgress(ps, len(qs), q, interaction.Progress{Selected: labels})
+		case !keepOnEmpty && !old.Skipped && old.Custom == "":
+			ps = setProgress(ps, len(qs), q, interaction.Progress{})
+		}
+	}
+	return ps
+}
+
+// Cancel ends the ask as cancelled by the person. One person cannot end
+// an ask that collects several people's responses: ErrNoCancel.
 func (s *Service) Cancel(ctx context.Context, a Act) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
+		if Many(*r) {
+			return ErrNoCancel
+		}
 		u := by(a)
 		s.endRecord(r, ending{status: interaction.StatusCancelled, by: u,
 			err: interaction.Errorf(interaction.AskCancelled, "%s cancelled the question", displayName(u))})
@@ -182,7 +250,15 @@ func (s *Service) Check(ctx context.Context, a Act) (Record, error) {
 // that ends the ask is followed by the end's effects (waiters, counters,
 // the message update); one that alters what the message shows queues the
 // update. On refusal the record is the one the act was judged on.
-func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (Record, error) {
+func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, _ error) {
+	// A click on an older rendering resyncs the message, unless the click
+	// itself changed the record (its change brings the message in step).
+	applied := false
+	defer func() {
+		if !applied {
+			s.resyncStale(a, &out)
+		}
+	}()
 	groupsChecked := false
 	for waits := 0; ; {
 		var seen Record
@@ -198,6 +274,7 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (R
 		})
 		switch {
 		case err == nil:
+			applied = true
 			if rec.Status.Ended() {
 				s.ended(rec) // admit refuses ended asks: this act ended it
 			} else if !rec.Synced {
@@ -267,10 +344,14 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 }
 
 // mayAnswer reports whether user may answer r without asking about
-// groups: anyone when the ask names no responders (a DM: its recipient
-// only), else a listed user. askGroups is set when r lists groups, which
+// groups: for an ask awaiting "all", one of the people it awaits; else
+// anyone when the ask names no responders (a DM: its recipient only), else
+// a listed user. askGroups is set when r lists groups, which
 // user may belong to.
 func mayAnswer(r Record, user string) (ok, askGroups bool) {
+	if len(r.Awaited) > 0 { // "all": exactly the people expanded at creation
+		return slices.Contains(r.Awaited, user), false
+	}
 	if len(r.Responders) == 0 {
 		return r.User == "" || r.User == user, false
 	}

@@ -14,11 +14,13 @@
 package asks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,18 @@ type Config struct {
 	Logger zerolog.Logger
 	// OnEnd, when set, is called after an ask ended (from any goroutine).
 	OnEnd func(interaction.Ask)
+	// Callbacks configure the delivery of ended asks to callback URLs.
+	Callbacks Callbacks
+	// PostTimeout bounds one post of a message (default 30 s). A post
+	// that times out may still have landed: its ask is kept and the
+	// message looked for (resolvePost).
+	PostTimeout time.Duration
+	// SoleProcess says no other process shares the store (SQLite): an
+	// ask an earlier process stored but may not have posted is posted (or
+	// its post adopted) as soon as Run starts. With replicas sharing a
+	// database such an ask may be being posted by another replica, so it
+	// is left to the dispatcher once postGrace has passed.
+	SoleProcess bool
 }
 
 // Service is the ask lifecycle. Create it with New and start its
@@ -60,9 +74,14 @@ type Service struct {
 	log     zerolog.Logger
 	waiters waiters
 	syncer  *syncer
-	sched   *scheduler
+	sched   *dispatcher
 	bg      sync.WaitGroup // reminders in flight
 	stats   stats
+	posting posting
+	// life ends with Run's ctx: background work started outside Run
+	// (resolvePost) stops with it.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 var (
@@ -80,10 +99,17 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
+	cfg.Callbacks.init()
+	if cfg.PostTimeout <= 0 {
+		cfg.PostTimeout = 30 * time.Second
+	}
 	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
 	s.waiters.init()
+	s.life, s.endLife = context.WithCancel(context.Background())
 	s.syncer = newSyncer(s)
-	s.sched = newScheduler(s)
+	s.sched = newDispatcher(s)
+	s.store = wakeStore{Store: cfg.Store, s: s}
+	s.AddDuty(s.callbackDuty())
 	return s, nil
 }
 
@@ -92,6 +118,9 @@ func New(cfg Config) (*Service, error) {
 // brings messages in step with their records. It returns once every
 // update and reminder it started has finished.
 func (s *Service) Run(ctx context.Context) {
+	context.AfterFunc(ctx, s.endLife)
+	stop := s.watchEnds()
+	defer stop()
 	var bg sync.WaitGroup
 	bg.Go(func() { s.syncer.run(ctx) })
 	bg.Go(func() { s.sched.run(ctx) })
@@ -167,8 +196,11 @@ func (s *Service) Ask(ctx context.Context, r interaction.Request) (interaction.A
 
 // Create implements interaction.AskService: it validates in, stores the
 // ask, posts its message and returns it pending. Errors: the validation
-// codes, SLACK_ERROR when the surface refuses the post (nothing is kept
-// then).
+// codes, IDEMPOTENCY_MISMATCH for a used IdempotencyKey with another
+// request, SLACK_ERROR when the surface refuses the post (nothing is kept
+// then). When the post's outcome is unknown (ErrOutcomeUnknown) the ask is
+// kept and returned without TS; its message is looked for and adopted, or
+// posted once, in the background.
 func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
 	ask, _, err := s.CreateIdempotent(ctx, in)
 	return ask, err
@@ -177,7 +209,10 @@ func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interact
 // CreateIdempotent is Create that also reports whether this call created
 // the ask (false: the IdempotencyKey named an existing one, returned as is).
 func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
-	rec, err := s.newRecord(in)
+	rec, err := s.newRecord(ctx, in)
+	if err == nil {
+		err = s.prepareReach(&rec, in)
+	}
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
@@ -186,15 +221,27 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
 	if !created {
+		if err := sameRequest(rec, in); err != nil {
+			return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
+		}
+		s.resolveLeft(rec)
 		return rec.Ask, false, nil
 	}
+	s.posting.claim(rec.ID) // a retry with the key leaves this post alone
+	defer s.posting.release(rec.ID)
 	if in.User != "" {
 		if rec, err = s.openDM(ctx, rec); err != nil {
 			return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
 		}
 	}
 	rec, err = s.post(ctx, rec)
-	if err != nil {
+	if errors.Is(err, ErrOutcomeUnknown) {
+		// The message may have landed: keep the ask and find out (after
+		// this create's post has let go of it), never post blindly again.
+		s.log.Warn().Err(err).Str("ask", rec.ID).Msg("post outcome unknown; looking for the message")
+		s.posting.release(rec.ID)
+		s.resolvePost(rec)
+	} else if err != nil {
 		return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
 	}
 	s.sched.add(rec)
@@ -213,11 +260,8 @@ func (s *Service) dropUnposted(id string, cause error) error {
 	return fmt.Errorf("asks create: %w", cause)
 }
 
-func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
-	if err := interaction.Validate(in.Request); err != nil {
-		return Record{}, err
-	}
-	if err := checkIDs(in); err != nil {
+func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Record, error) {
+	if err := interaction.ValidateInput(in); err != nil {
 		return Record{}, err
 	}
 	channel := in.Channel
@@ -233,6 +277,7 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 		Ask: interaction.Ask{
 			ID: newID(), Status: interaction.StatusPending,
 			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
+			OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
 		},
 		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
 		TeamID: team, AppID: app, Rev: 1,
@@ -240,6 +285,21 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 	}
 	if len(rec.Responders) == 0 && in.User == "" {
 		rec.Responders = s.cfg.DefaultResponders
+	}
+	switch {
+	case in.Responses.All:
+		people, err := s.expand(ctx, rec.Responders)
+		if err != nil {
+			return Record{}, err
+		}
+		rec.Awaited, rec.Wanted = people, len(people)
+		rec.Progress = nil
+	case in.Responses.N > 1:
+		if n, ok := mostPeople(rec); ok && in.Responses.N > n {
+			return Record{}, interaction.Errorf(interaction.InvalidQuestion, "responses %d: only %d people may answer this ask", in.Responses.N, n)
+		}
+		rec.Wanted = in.Responses.N
+		rec.Progress = nil
 	}
 	timeout := time.Duration(in.Timeout)
 	if timeout == 0 {
@@ -255,26 +315,56 @@ func (s *Service) newRecord(in interaction.AskInput) (Record, error) {
 	return rec, nil
 }
 
-// maxIdempotencyKey bounds an idempotency key, in bytes.
-const maxIdempotencyKey = 200
+// mostPeople is how many people may answer rec when that is known
+// without asking the surface: one for a DM, the listed users when no group
+// is listed; ok is false otherwise.
+func mostPeople(rec Record) (n int, ok bool) {
+	if len(rec.Responders) == 0 {
+		return 1, rec.User != ""
+	}
+	if slices.ContainsFunc(rec.Responders, interaction.IsUserGroupID) {
+		return 0, false
+	}
+	seen := map[string]bool{}
+	for _, id := range rec.Responders {
+		seen[id] = true
+	}
+	return len(seen), true
+}
 
-func checkIDs(in interaction.AskInput) error {
-	for _, id := range append(append([]string{}, in.Mention...), in.Responders...) {
-		if !interaction.IsResponderID(id) {
-			return interaction.Errorf(interaction.InvalidQuestion, "%q is not a Slack user (U…, W…) or user-group (S…) id", id)
+// expand lists the people behind responders for an ask that waits for
+// "all" of them: users as given, user groups replaced by their members,
+// each person once, in order. More than interaction.MaxResponders people
+// is INVALID_QUESTION; a group that cannot be read is SLACK_ERROR.
+func (s *Service) expand(ctx context.Context, responders []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(u string) {
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, id := range responders {
+		if !interaction.IsUserGroupID(id) {
+			add(id)
+			continue
+		}
+		members, err := s.surface.Members(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("responses \"all\": the members of user group %s: %w", id, err)
+		}
+		for _, m := range members {
+			add(m)
 		}
 	}
 	switch {
-	case in.User != "" && !interaction.IsUserID(in.User):
-		return interaction.Errorf(interaction.InvalidQuestion, "user %q is not a Slack user id (U… or W…)", in.User)
-	case in.Channel != "" && !interaction.IsConversationID(in.Channel):
-		return interaction.Errorf(interaction.InvalidQuestion, "channel %q is not a Slack conversation id (C…, G…, D…)", in.Channel)
-	case in.ThreadTS != "" && !interaction.IsMessageTS(in.ThreadTS):
-		return interaction.Errorf(interaction.InvalidQuestion, "threadTs %q is not a Slack message timestamp", in.ThreadTS)
-	case len(in.IdempotencyKey) > maxIdempotencyKey:
-		return interaction.Errorf(interaction.InvalidQuestion, "idempotencyKey is longer than %d bytes", maxIdempotencyKey)
+	case len(out) == 0:
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": the responders' groups have no members`)
+	case len(out) > interaction.MaxResponders:
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": %d people, at most %d`, len(out), interaction.MaxResponders)
 	}
-	return nil
+	return out, nil
 }
 
 // openDM opens the DM of a direct ask and stores it as the ask's channel.
@@ -293,19 +383,27 @@ func (s *Service) openDM(ctx context.Context, rec Record) (Record, error) {
 // changed (or ended) while it was being posted, the message is brought in
 // step.
 func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
-	at, err := s.surface.Post(ctx, rec)
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.PostTimeout)
+	at, err := s.surface.Post(pctx, rec)
+	cancel()
 	if err != nil {
 		return rec, err
 	}
 	s.stats.posts.Add(1)
+	at.Channel = cmp.Or(at.Channel, rec.Channel)
 	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 		r.Channel, r.TS, r.Synced = at.Channel, at.TS, r.Rev == rec.Rev
 		return nil
 	})
-	if err == nil && !rec.Synced {
+	if err != nil {
+		return rec, err
+	}
+	if !rec.Synced {
 		s.syncer.mark(rec)
 	}
-	return rec, err
+	// The ts is stored first: the window in which a crash leaves a posted
+	// message unknown to its record stays one store write wide.
+	return s.storePermalink(ctx, rec), nil
 }
 
 // Get implements interaction.AskService.

@@ -86,6 +86,16 @@ func (f *surface) InGroup(_ context.Context, group, user string) (bool, error) {
 	return slices.Contains(f.groups[group], user), nil
 }
 
+func (f *surface) Members(_ context.Context, group string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.groups[group]
+	if !ok {
+		return nil, interaction.Errorf(interaction.SlackError, "no_such_subteam")
+	}
+	return slices.Clone(m), nil
+}
+
 // lastUpdate returns the newest rendering of ask id, if any.
 func (f *surface) lastUpdate(id string) (Record, bool) {
 	f.mu.Lock()

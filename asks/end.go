@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
@@ -20,21 +21,46 @@ type ending struct {
 	by     *interaction.User
 	err    *interaction.Error
 	note   string
+	// answer, when set, is the answer of an answered end (a veto's
+	// response); else it is built from the record.
+	answer *interaction.Answer
 }
 
 // endRecord ends the pending record r (inside a compare-and-set): status,
 // time, the answer built from its progress, or the error.
+//
+// An ask that collects several responses ends answered with the team's
+// answer (interaction.TeamAnswer) unless e names one, and its tally; at
+// its deadline with onTimeout "answer" and at least one response, it ends
+// answered rather than expired (answeredBy unset: nobody's submission
+// ended it). Responses are kept however it ends; drafts are dropped.
 func (s *Service) endRecord(r *Record, e ending) {
 	now := s.now()
+	many := Many(*r)
+	if e.status == interaction.StatusExpired && many && r.OnTimeout == interaction.OnTimeoutAnswer && len(r.Responses) > 0 {
+		e = ending{status: interaction.StatusAnswered, note: e.note}
+	}
 	r.Status, r.EndedAt, r.Note = e.status, &now, e.note
+	var team interaction.Answer
+	if many {
+		team, r.Tally = interaction.TeamAnswer(r.Request(), r.Responses)
+		r.Drafts = nil // what counted is in the responses; nobody can submit any more
+	}
 	if e.status == interaction.StatusAnswered {
 		ans := interaction.AnswerFrom(r.Request(), r.Progress)
+		switch {
+		case e.answer != nil:
+			ans = *e.answer
+		case many:
+			ans = team
+		}
 		r.Answer, r.AnsweredBy = &ans, e.by
 	} else {
 		r.Error, r.EndedBy = e.err, e.by
 	}
 	r.Rev++
 	r.Synced = false
+	s.armCallback(r, now)
 }
 
 // end ends a pending ask exactly once: the first end wins, every later one
@@ -69,7 +95,8 @@ func (s *Service) endedRecord(ctx context.Context, id string) (Record, error) {
 
 // ended follows the stored end of rec (by this process's change): it
 // counts it, wakes the waiters, queues the message update and calls OnEnd.
-// The ask's timers are left to fire as no-ops.
+// (The end's write cleared the ask's deadline and reminder from its
+// WakeAt.)
 func (s *Service) ended(rec Record) {
 	s.stats.ended(rec.Status)
 	s.waiters.wake(store.Clone(rec).Ask)
@@ -140,4 +167,76 @@ func (w *waiters) wake(ask interaction.Ask) {
 		close(wt.done)
 	}
 	delete(w.m, ask.ID)
+}
+
+// watchEnds wakes this process's waiters when any process sharing the
+// store ends their ask: it watches the store's committed writes and, for
+// an ended ask that has waiters here (every ask with waiters after a
+// Resync), reads it and wakes them. An end by this process has woken its
+// waiters already and finds none. stop ends the watch and waits for the
+// reads it started.
+func (s *Service) watchEnds() (stop func()) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		wg      sync.WaitGroup
+	)
+	stopWatch := s.store.Watch(func(c store.Change) {
+		var ids []string
+		switch {
+		case c.Resync:
+			ids = s.waiters.ids()
+		case c.Status.Ended() && s.waiters.has(c.ID):
+			ids = []string{c.ID}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		for _, id := range ids {
+			wg.Go(func() { s.wakeFromStore(id) })
+		}
+	})
+	return func() {
+		stopWatch()
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		wg.Wait()
+	}
+}
+
+// wakeFromStore reads ask id and, when it has ended, wakes its waiters.
+func (s *Service) wakeFromStore(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		if !isNotFound(err) {
+			s.log.Warn().Err(err).Str("ask", id).Msg("could not read an ask another replica ended")
+		}
+		return
+	}
+	if rec.Status.Ended() {
+		s.waiters.wake(rec.Ask)
+	}
+}
+
+// has reports whether id has waiters.
+func (w *waiters) has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m[id]) > 0
+}
+
+// ids returns the asks that have waiters.
+func (w *waiters) ids() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.m))
+	for id := range w.m {
+		out = append(out, id)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package asks
 
 import (
 	"context"
+	"errors"
 
 	"github.com/slackask/slackask/store"
 )
@@ -36,10 +37,27 @@ type Surface interface {
 	// InGroup reports whether user belongs to the responder group; an
 	// error means it could not tell (the act is then refused).
 	InGroup(ctx context.Context, group, user string) (bool, error)
+	// Members lists the users of the user group (for an ask that waits
+	// for every responder); an error means it could not tell.
+	Members(ctx context.Context, group string) ([]string, error)
 }
 
 // Posted is where a message landed.
 type Posted struct {
 	Channel string // the conversation
 	TS      string // the message
+}
+
+// ErrOutcomeUnknown marks a Post error after which the message may or may
+// not exist: the call timed out or its connection broke after the request
+// was sent. The lifecycle keeps the ask and looks for the message
+// (FindPosted) before it ever posts it again. Every other Post error is a
+// definite refusal: nothing was posted.
+var ErrOutcomeUnknown = errors.New("the post's outcome is unknown")
+
+// Permalinker is implemented by a Surface that can link to a posted
+// message. The lifecycle asks once per message, right after the post, and
+// stores the link in the ask (Ask.Permalink).
+type Permalinker interface {
+	Permalink(ctx context.Context, channel, ts string) (string, error)
 }

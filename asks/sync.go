@@ -6,12 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
 )
-
-// syncTries bounds the attempts to update one rendering of a message.
-const syncTries = 5
 
 // syncer brings posted messages in step with their records. It is handed
 // the record of each change as stored (mark), so it reads nothing before
@@ -90,50 +87,110 @@ func (y *syncer) loop(ctx context.Context, id string) {
 	}
 }
 
+// syncWithRetry makes one attempt at bringing the message of rec in step
+// at once; a failure is left to the dispatcher, which retries with
+// backoff (on whichever replica claims the record) until the message
+// matches the record.
 func (y *syncer) syncWithRetry(ctx context.Context, rec Record) {
-	b := backoff.Backoff{Min: time.Second}
-	for attempt := 1; ; attempt++ {
-		err := y.s.syncMessage(ctx, rec)
-		if err == nil || ctx.Err() != nil || attempt == syncTries {
-			if err != nil && ctx.Err() == nil {
-				y.s.log.Error().Err(err).Str("ask", rec.ID).Msg("message update given up")
-			}
-			return
-		}
-		y.s.log.Warn().Err(err).Str("ask", rec.ID).Int("attempt", attempt).Msg("message update failed")
-		if !b.Wait(ctx) {
-			return
-		}
-		y.mu.Lock()
-		newer, ok := y.latest[rec.ID]
-		y.mu.Unlock()
-		if ok && newer.Version > rec.Version {
-			return // the loop renders the newer record next
-		}
+	err := y.s.syncMessage(ctx, rec)
+	if err == nil {
+		y.s.sched.succeeded(rec.ID, dutySync)
+		return
 	}
+	if ctx.Err() != nil {
+		return
+	}
+	y.s.log.Warn().Err(err).Str("ask", rec.ID).Msg("message update failed; retrying later")
+	y.s.sched.failed(rec.ID, dutySync)
+	y.s.rewake(context.WithoutCancel(ctx), rec.ID)
 }
 
 // syncMessage updates the message of rec to show it; once the update
 // landed and the record has not moved on, the record is marked synced.
+//
+// The message never stays behind the record, however replicas interleave
+// their updates: after each update lands, the record is read back in the
+// same compare-and-set that would mark it synced; when its Rev moved past
+// the rendering that just landed, that rendering may have landed after a
+// newer one (from another replica or an earlier attempt), so the record is
+// marked unsynced and the newest rendering is sent again. The last update
+// to land is always followed by such a check, and Rev only grows.
 func (s *Service) syncMessage(ctx context.Context, rec Record) error {
-	if rec.TS == "" || rec.Synced {
-		return nil
-	}
-	if err := s.surface.Update(ctx, rec); err != nil {
-		return err
-	}
-	s.stats.updates.Add(1)
-	_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		if r.Rev != rec.Rev || r.Synced {
-			return errNoChange
+	for {
+		if rec.TS == "" || rec.Synced {
+			return nil
 		}
-		r.Synced = true
-		return nil
-	})
-	if errors.Is(err, errNoChange) || isNotFound(err) {
-		return nil
+		if err := s.surface.Update(ctx, rec); err != nil {
+			return err
+		}
+		s.stats.updates.Add(1)
+		var newer *Record
+		_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+			newer = nil
+			switch {
+			case r.Rev == rec.Rev:
+				if r.Synced {
+					return errNoChange
+				}
+				r.Synced = true
+			case r.Rev > rec.Rev:
+				c := store.Clone(*r)
+				newer = &c
+				if !r.Synced {
+					return errNoChange
+				}
+				r.Synced = false
+				newer.Synced = false
+			default:
+				return errNoChange
+			}
+			return nil
+		})
+		if errors.Is(err, errNoChange) || isNotFound(err) {
+			err = nil
+		}
+		if err != nil || newer == nil {
+			return err
+		}
+		rec = *newer
 	}
-	return err
+}
+
+// resyncStale follows an act on the message of *rec: when the person acted
+// on a rendering older than the record's while the record says the
+// message shows it (or the ask has ended), the message they see is not in
+// step (an update lost, or one that landed out of order), so the record is
+// marked unsynced and its message updated now.
+func (s *Service) resyncStale(a Act, rec *Record) {
+	r := *rec
+	if a.Form || r.TS == "" || a.TS != r.TS || a.Rev >= r.Rev || (!r.Synced && !r.Status.Ended()) {
+		return
+	}
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var pending *Record // unsynced already: its update is due; bring it forward
+		cur, err := s.store.Update(ctx, r.ID, func(x *Record) error {
+			switch {
+			case x.Rev != r.Rev:
+				return errNoChange // moved on: that change brings the message in step
+			case !x.Synced:
+				c := store.Clone(*x)
+				pending = &c
+				return errNoChange
+			}
+			x.Synced = false
+			return nil
+		})
+		switch {
+		case errors.Is(err, errNoChange) && pending != nil:
+			cur = *pending
+		case err != nil:
+			return
+		}
+		s.sched.succeeded(r.ID, dutySync) // the click says: try now
+		s.syncer.mark(cur)
+	})
 }
 
 // waitIdle blocks until no update is in flight or ctx ends.

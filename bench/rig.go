@@ -290,7 +290,9 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 	cmd.Env = append(baseEnv(),
 		"SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL(),
 		"SLACKASK_CHANNEL="+o.channel, "SLACKASK_HTTP_ADDR="+addr, "SLACKASK_DATABASE="+o.db,
-		"SLACKASK_LOG_LEVEL=info", "SLACKASK_LOG_FORMAT=json")
+		"SLACKASK_LOG_LEVEL=info", "SLACKASK_LOG_FORMAT=json",
+		// One connection, as the old build, Bolt and the floor keep.
+		"SLACKASK_SOCKET_CONNECTIONS=1")
 	cmd.Env = append(cmd.Env, o.extra...)
 	p, err := startProc("slackask", cmd)
 	if err != nil {

@@ -11,8 +11,10 @@
 //	  question  section  *header*, question, detail (plan for plan-review,
 //	                     whose approve option is also a primary button in the
 //	                     section's accessory)
-//	  controls  actions  select (or none), "Other…"/"Answer…", "Skip",
-//	                     "Details" when text or options were shortened
+//	  controls  actions  select (or none), "Other…"/"Answer…" (not when the
+//	                     question sets allowOther false), "Skip" (not when
+//	                     it is required), "Details" when text or options
+//	                     were shortened
 //	  progress  context  "Other: …" or "Skipped" (only when so)
 //	controls  actions  "Submit" + "Cancel" ("Cancel" only for OneTap)
 //
@@ -21,6 +23,24 @@
 // element: head, per question the question section and (when answered) an
 // answer section, dividers between, and one outcome context: at most
 // 1 + 2·n + (n−1) + 1 = 31 blocks.
+//
+// # Team asks
+//
+// An ask that collects several people's responses (View.Team set) is one
+// message everyone shares, so it never shows anyone's picks: no select has
+// initial options and there are no progress lines (each person's picks
+// live in their own draft, and their client shows them until the message
+// is re-rendered). After the questions comes
+//
+//	team      context  "2 of 3 answered: @alice, @bob" (who, never what)
+//	controls  actions  "Submit" only: every person presses their own, and
+//	                   one person cannot cancel the team's ask (a veto
+//	                   option, if the caller gave one, ends it)
+//
+// at most 2 + 2·n + (n−1) + 2 = 33 blocks. Ended, each answered question
+// also gets a tally context ("Yes: 2 · No: 1"), and the outcome context a
+// second element naming who responded: at most 1 + 3·n + (n−1) + 1 = 41
+// blocks.
 //
 // # Ids
 //

@@ -22,6 +22,11 @@ func endedBlocks(v View) []slack.Block {
 		if a := answerText(v, i); a != "" {
 			b = append(b, section(a, blockID(v, i, kindAnswer)))
 		}
+		if v.Team != nil {
+			if t := tallyBlock(v, i); t != nil {
+				b = append(b, t)
+			}
+		}
 	}
 	return append(b, outcomeBlock(v))
 }
@@ -65,6 +70,9 @@ func answerItem(v View, i int) (interaction.AnswerItem, bool) {
 
 func outcomeBlock(v View) slack.Block {
 	elems := []slack.MixedElement{mrkdwn(outcome(v, slackDate))}
+	if t := teamOutcome(v); t != "" {
+		elems = append(elems, mrkdwn(t))
+	}
 	if n := strings.TrimSpace(v.Note); n != "" {
 		elems = append(elems, mrkdwn(clipEscaped(n, 1000)))
 	}
@@ -83,6 +91,14 @@ func outcome(v View, date func(time.Time) string) string {
 	}
 	switch v.Status {
 	case interaction.StatusAnswered:
+		if v.Team != nil && by == "" {
+			return "Deadline reached: answered with the responses in" + at
+		}
+		if v.Team != nil && v.Answer != nil {
+			if _, label, ok := interaction.Vetoed(v.Request, *v.Answer); ok {
+				return "Vetoed (" + clipPlain(oneLine(label), maxOptionText) + ")" + by + at
+			}
+		}
 		return "Answered" + by + at
 	case interaction.StatusCancelled:
 		return "Cancelled" + by + at
@@ -92,6 +108,9 @@ func outcome(v View, date func(time.Time) string) string {
 		deadline := v.EndedAt
 		if v.ExpiresAt != nil {
 			deadline = *v.ExpiresAt
+		}
+		if v.Team != nil && len(v.Team.Answered) > 0 {
+			return "Expired: not enough answers before " + date(deadline)
 		}
 		if deadline.IsZero() {
 			return "Expired: nobody answered in time"

@@ -89,7 +89,7 @@ func isActionKind(k Kind) bool {
 
 func isBlockKind(k Kind) bool {
 	switch k {
-	case kindHead, kindWho, kindQuestion, kindControls, kindProgress, kindDivider, kindAnswer, kindOutcome:
+	case kindHead, kindWho, kindQuestion, kindControls, kindProgress, kindDivider, kindAnswer, kindOutcome, kindTeam, kindTally:
 		return true
 	}
 	return false

@@ -25,6 +25,10 @@ type View struct {
 	ExpiresAt  *time.Time             // the deadline, if any
 	Error      *interaction.Error     // why it ended when not answered
 	Note       string                 // optional extra line for ended asks, e.g. "answered elsewhere" (escaped)
+	// Team is set for an ask that collects several people's responses:
+	// the message then shows who has answered (never what, and never
+	// Progress), has no Cancel, and once ended shows the tally.
+	Team *Team
 }
 
 // Block counts Slack allows, which Message and the modals stay within.
@@ -72,6 +76,9 @@ func pendingBlocks(v View) []slack.Block {
 			b = append(b, dividerBlock(v, i))
 		}
 		b = append(b, questionBlocks(v, i)...)
+	}
+	if v.Team != nil {
+		b = append(b, teamBlock(v))
 	}
 	return append(b, bottomBlock(v))
 }
@@ -156,8 +163,10 @@ func dividerBlock(v View, q int) slack.Block {
 	return &slack.DividerBlock{Type: slack.MBTDivider, BlockID: blockID(v, q, kindDivider)}
 }
 
+// progressAt is the progress of question q the message shows: none for a
+// team ask, whose message is everyone's.
 func progressAt(v View, q int) interaction.Progress {
-	if q >= 0 && q < len(v.Progress) {
+	if v.Team == nil && q >= 0 && q < len(v.Progress) {
 		return v.Progress[q]
 	}
 	return interaction.Progress{}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -282,7 +281,8 @@ func containsInt(s []int, x int) bool {
 }
 
 // TestWorstCaseBlockCounts renders the largest asks Validate accepts, in
-// every status, and checks the block budget.
+// every status, as one person's ask and as a team's (50 people, a tally
+// of every option), and checks the block budget.
 func TestWorstCaseBlockCounts(t *testing.T) {
 	r := hugeRequest()
 	for i := range r.Questions {
@@ -294,19 +294,32 @@ func TestWorstCaseBlockCounts(t *testing.T) {
 	if err := interaction.Validate(r); err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range statuses {
-		v := pendingView(r)
-		v.Status = st
-		for range r.Questions {
-			v.Progress = append(v.Progress, interaction.Progress{Custom: longString("c", 5000)})
+	team := &Team{Wanted: interaction.MaxResponders, Tally: map[string]map[string]int{}}
+	for i := range interaction.MaxResponders {
+		team.Answered = append(team.Answered, interaction.User{ID: fmt.Sprintf("U0P%03d", i), Name: longString("n", 100)})
+	}
+	for _, q := range r.Questions {
+		counts := map[string]int{}
+		for _, o := range q.Options {
+			counts[o.Label] = 7
 		}
-		a := interaction.AnswerFrom(r, v.Progress)
-		v.Answer = &a
-		text, bs := Message(v)
-		if len(bs) > MaxMessageBlocks {
-			t.Errorf("%q: %d blocks", st, len(bs))
+		team.Tally[q.ID] = counts
+	}
+	for _, tm := range []*Team{nil, team} {
+		for _, st := range statuses {
+			v := pendingView(r)
+			v.Status, v.Team = st, tm
+			for range r.Questions {
+				v.Progress = append(v.Progress, interaction.Progress{Custom: longString("c", 5000)})
+			}
+			a := interaction.AnswerFrom(r, v.Progress)
+			v.Answer = &a
+			text, bs := Message(v)
+			if len(bs) > MaxMessageBlocks {
+				t.Errorf("%q (team %v): %d blocks", st, tm != nil, len(bs))
+			}
+			reportProblems(t, checkMessage(t, fmt.Sprintf("%q team=%v", st, tm != nil), v, text, bs))
 		}
-		reportProblems(t, checkMessage(t, strconv.Quote(string(st)), v, text, bs))
 	}
 	// The questions differ only in their index: one of each modal will do.
 	v := pendingView(r)

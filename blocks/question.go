@@ -131,7 +131,8 @@ func button(v View, q int, k Kind, text string) *slack.ButtonBlockElement {
 }
 
 // controlsBlock holds the select (when q has options), "Other…" (or
-// "Answer…"), "Skip" and, when something was shortened, "Details".
+// "Answer…") unless the question allows no other text, "Skip" unless it is
+// required and, when something was shortened, "Details".
 func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool) slack.Block {
 	var elems []slack.BlockElement
 	other := "Answer…"
@@ -139,7 +140,12 @@ func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool)
 		elems = append(elems, selectElement(v, i, opts))
 		other = "Other…"
 	}
-	elems = append(elems, button(v, i, KindOther, other), button(v, i, KindSkip, "Skip"))
+	if q := v.Request.Questions[i]; q.OtherAllowed() {
+		elems = append(elems, button(v, i, KindOther, other))
+	}
+	if !v.Request.Questions[i].Required {
+		elems = append(elems, button(v, i, KindSkip, "Skip"))
+	}
 	if details {
 		elems = append(elems, button(v, i, KindDetails, "Details"))
 	}
@@ -181,8 +187,15 @@ func progressBlock(v View, i int) slack.Block {
 	return slack.NewContextBlock(blockID(v, i, kindProgress), mrkdwn(text))
 }
 
-// bottomBlock holds "Submit" and "Cancel", or only "Cancel" for OneTap.
+// bottomBlock holds "Submit" and "Cancel", or only "Cancel" for OneTap,
+// or only "Submit" for a team ask (one person cannot cancel it, and each
+// person's choice counts only when they submit it).
 func bottomBlock(v View) slack.Block {
+	if v.Team != nil {
+		submit := button(v, -1, KindSubmit, "Submit")
+		submit.Style = slack.StylePrimary
+		return slack.NewActionBlock(blockID(v, -1, kindControls), submit)
+	}
 	cancel := button(v, -1, KindCancel, "Cancel")
 	cancel.Style = slack.StyleDanger
 	cancel.Confirm = cancelConfirm(len(v.Request.Questions))

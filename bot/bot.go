@@ -45,6 +45,11 @@ type Config struct {
 	// Slots bound the decoding of payloads (and, given to the store the
 	// lifecycle uses, its store work); nil: workslots.New().
 	Slots workslots.Slots
+	// Connections is how many Socket Mode connections to keep (Slack
+	// delivers each envelope to one of an app's connections, at most 10);
+	// 0 means 1. With two or more, a connection that reconnects leaves
+	// the others to take the clicks.
+	Connections int
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
@@ -59,7 +64,7 @@ type Bot struct {
 	appID   atomic.Pointer[string] // from Socket Mode's hello
 	started atomic.Bool
 
-	socket    *Socket
+	sockets   []*Socket
 	queue     keyedQueue // the person acts of one ask, in order
 	groups    *groupCache
 	metaKey   []byte
@@ -89,7 +94,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
-	b.socket = &Socket{Open: b.openURL, Handler: b, Log: cfg.Logger, Slots: cfg.Slots}
+	for i := range max(cfg.Connections, 1) {
+		b.sockets = append(b.sockets, &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots,
+			Log: cfg.Logger.With().Int("socket", i).Logger()})
+	}
 	return b, nil
 }
 
@@ -114,8 +122,24 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 
 	var bg sync.WaitGroup
 	bg.Go(func() { svc.Run(ctx) })
-	err = b.socket.Run(ctx)
+	errs := make(chan error, len(b.sockets))
+	var socks sync.WaitGroup
+	for _, s := range b.sockets {
+		socks.Go(func() {
+			err := s.Run(ctx)
+			if !errors.Is(err, context.Canceled) {
+				errs <- err
+				cancel() // a refused token stops every connection
+			}
+		})
+	}
+	socks.Wait()
 	cancel()
+	close(errs)
+	err = ctx.Err()
+	if e, ok := <-errs; ok {
+		err = e
+	}
 	bg.Wait()
 	b.handlers.Wait()
 	b.queue.wait()
@@ -142,21 +166,40 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 	}
 }
 
-// Ready returns nil when the Socket Mode connection is up, else an error
-// saying why not.
+// Ready returns nil when at least one Socket Mode connection is up, else
+// an error saying why not.
 func (b *Bot) Ready(context.Context) error {
 	switch {
 	case !b.started.Load():
 		return errors.New("slack: not started")
-	case !b.socket.Connected():
-		return errors.New("slack: socket mode not connected")
+	case b.Connected() == 0:
+		return fmt.Errorf("slack: none of %d socket mode connections is up", len(b.sockets))
 	}
 	return nil
 }
 
+// Connected returns how many of the bot's Socket Mode connections Slack
+// said hello on and are open; Sockets how many it keeps.
+func (b *Bot) Connected() int {
+	n := 0
+	for _, s := range b.sockets {
+		n += int(s.live.Load())
+	}
+	return n
+}
+
+// Sockets returns how many Socket Mode connections the bot keeps.
+func (b *Bot) Sockets() int { return len(b.sockets) }
+
 // Envelopes returns how many Socket Mode envelopes were received since
 // start.
-func (b *Bot) Envelopes() int64 { return b.socket.Envelopes() }
+func (b *Bot) Envelopes() int64 {
+	var n int64
+	for _, s := range b.sockets {
+		n += s.Envelopes()
+	}
+	return n
+}
 
 // Home implements asks.Surface: the workspace from auth.test and the app
 // from Socket Mode's hello ("" before them).

@@ -34,6 +34,7 @@ type rig struct {
 	fake  *slackfake.Server
 	store store.Store
 	clock *clock.Fake
+	conns int // Socket Mode connections of the bots it starts (0: 1)
 }
 
 func newRig(t *testing.T) *rig {
@@ -62,7 +63,7 @@ func (r *running) Ready(ctx context.Context) error { return r.bot.Ready(ctx) }
 func (r *rig) wire() *running {
 	r.t.Helper()
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
-	b, err := New(context.Background(), Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop()})
+	b, err := New(context.Background(), Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns})
 	if err != nil {
 		r.t.Fatal(err)
 	}

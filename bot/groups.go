@@ -62,3 +62,10 @@ func (b *Bot) InGroup(ctx context.Context, group, user string) (bool, error) {
 	}
 	return slices.Contains(members, user), nil
 }
+
+// Members implements asks.Surface with usergroups.users.list (cached as
+// for InGroup).
+func (b *Bot) Members(ctx context.Context, group string) ([]string, error) {
+	members, err := b.groups.members(ctx, group)
+	return slices.Clone(members), err
+}

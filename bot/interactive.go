@@ -3,7 +3,9 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -118,6 +120,94 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 		return
 	}
 	b.settle(ctx, env, act, rec, err)
+	if err == nil && asks.Many(rec) {
+		b.handlers.Go(func() { b.confirm(ctx, act, ref.Kind, ref.Question, rec) })
+	}
+}
+
+// confirm tells a person on a team ask what their act did, as the shared
+// message never shows their picks: a Submit's response counted (and how
+// many are in), a skip noted in their draft. Selections are shown by
+// their own client and get no notice.
+func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int, rec asks.Record) {
+	var text string
+	switch kind {
+	case blocks.KindSubmit:
+		text = submittedNotice(rec, act.By.ID)
+	case blocks.KindSkip:
+		if q >= 0 && q < len(rec.Questions) {
+			text = "Skipped “" + blocks.QuestionName(rec.Questions[q]) + "” for you. Press *Submit* to send your answer."
+		}
+	case blocks.KindOther:
+		if q >= 0 && q < len(rec.Questions) {
+			text = "Noted your answer to “" + blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
+		}
+	}
+	if text != "" {
+		b.ephemeral(ctx, rec, act.By.ID, text)
+	}
+}
+
+// submittedNotice is the ephemeral confirming user's Submit on a team
+// ask, with what they answered: the shared message shows it to nobody,
+// and their client may show their picks no more once it was re-rendered.
+func submittedNotice(rec asks.Record, user string) string {
+	in := fmt.Sprintf("%d of %d", len(rec.Responses), max(rec.Wanted, 1))
+	var text string
+	switch {
+	case rec.Status == interaction.StatusAnswered && rec.AnsweredBy != nil && rec.AnsweredBy.ID == user && rec.Answer != nil && vetoedBy(rec):
+		text = "Your answer is in, and its veto ended the question."
+	case rec.Status.Ended():
+		text = "Your answer is in: " + in + ". That was enough: the question is answered."
+	default:
+		text = "Your answer is in: " + in + ". You can change it and press *Submit* again until the question ends."
+	}
+	for _, r := range rec.Responses {
+		if r.User.ID == user {
+			text += "\n" + answerSummary(rec.Questions, r.Answer)
+		}
+	}
+	return text
+}
+
+// answerSummary is one line per question of a person's answer, escaped
+// and shortened.
+func answerSummary(qs []interaction.Question, a interaction.Answer) string {
+	var lines []string
+	for i, it := range a.Answers {
+		if i >= len(qs) {
+			break
+		}
+		var what string
+		switch {
+		case it.Custom != "":
+			what = "Other: " + escapeText(clipRunes(it.Custom, 200))
+		case len(it.Selected) > 0:
+			what = escapeText(clipRunes(strings.Join(it.Selected, ", "), 200))
+		default:
+			what = "_skipped_"
+		}
+		lines = append(lines, "• "+blocks.QuestionName(qs[i])+": "+what)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clipRunes shortens s to n runes, with "…" when cut.
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// escapeText escapes Slack's control characters in mrkdwn text.
+func escapeText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func vetoedBy(rec asks.Record) bool {
+	_, _, ok := interaction.Vetoed(rec.Request(), *rec.Answer)
+	return ok
 }
 
 // settle acks a person act's envelope once the lifecycle call returned:
@@ -142,7 +232,7 @@ func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.
 // refusal reports whether err is the lifecycle judging an act (it changed
 // nothing, on purpose) rather than failing to store it.
 func refusal(err error) bool {
-	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen} {
+	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen, asks.ErrRequired, asks.ErrNoCancel} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -162,18 +252,44 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 	case errors.Is(err, asks.ErrEnded):
 		b.ephemeral(ctx, rec, act.By.ID, alreadyEndedNotice(rec))
 	case errors.Is(err, asks.ErrNothingChosen):
-		b.ephemeral(ctx, rec, act.By.ID, nothingChosenNotice)
+		notice := nothingChosenNotice
+		if asks.Many(rec) {
+			notice = "Nothing chosen yet: pick or skip, then press *Submit*."
+		}
+		b.ephemeral(ctx, rec, act.By.ID, notice)
+	case errors.Is(err, asks.ErrRequired):
+		b.ephemeral(ctx, rec, act.By.ID, requiredNotice(rec, err))
+	case errors.Is(err, asks.ErrNoCancel):
+		b.ephemeral(ctx, rec, act.By.ID, "One person cannot cancel a team's question: answer it for yourself (a veto option, if there is one, ends it).")
 	case errors.Is(err, asks.ErrRefused):
 		b.ephemeral(ctx, rec, act.By.ID, "Sorry, you can't answer this question. "+whoMayAnswer(rec))
 	case errors.Is(err, asks.ErrForeign):
 		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Str("user", trim(act.By.ID)).Msg("payload does not belong to the ask")
 	case interaction.ErrorCode(err) == interaction.NotFound:
 		b.log.Info().Str("ask", trim(act.AskID)).Msg("payload for an unknown ask")
+		b.closeUnknown(ctx, act)
 	case errors.Is(err, asks.ErrBadChoice):
 		b.log.Warn().Err(err).Str("ask", trim(act.AskID)).Msg("payload with impossible values")
 	default:
 		b.log.Error().Err(err).Str("ask", trim(act.AskID)).Msg("action failed")
 	}
+}
+
+// requiredNotice names the required questions a Submit left unanswered.
+func requiredNotice(rec asks.Record, err error) string {
+	var re *asks.RequiredError
+	var names []string
+	if errors.As(err, &re) {
+		for _, q := range re.Questions {
+			if q >= 0 && q < len(rec.Questions) {
+				names = append(names, "“"+blocks.QuestionName(rec.Questions[q])+"”")
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "Please answer every required question before submitting."
+	}
+	return "Please answer " + strings.Join(names, ", ") + " before submitting: it is required. Nothing was sent."
 }
 
 // actionOptions returns the option indexes a select (or plan-review

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 )
@@ -72,7 +73,7 @@ func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
 	if ref.Kind == blocks.KindDetails {
 		modal = blocks.DetailsModal(view(rec), ref.Question, meta)
 	} else {
-		modal = blocks.OtherModal(view(rec), ref.Question, meta)
+		modal = blocks.OtherModal(viewFor(rec, cb.User.ID), ref.Question, meta)
 	}
 	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -119,4 +120,7 @@ func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
 	act := actOf(env.Payload, sub.meta.askID, -1, true)
 	rec, err := b.svc.Other(ctx, act, sub.meta.q, sub.text)
 	b.settle(ctx, env, act, rec, err)
+	if err == nil && asks.Many(rec) {
+		b.handlers.Go(func() { b.confirm(ctx, act, blocks.KindOther, sub.meta.q, rec) })
+	}
 }

@@ -105,9 +105,12 @@ func (e *Envelope) Ack(payload any) {
 	if !e.settle() {
 		return
 	}
+	// The connection is told only after the write: it closes once every
+	// envelope read from it is settled, which must not beat the ack.
 	if err := e.ackFn(payload); err != nil {
 		e.log.Warn().Err(err).Msg("ack failed")
 	}
+	e.released()
 }
 
 // Drop settles the envelope without an ack: what it asked for could not
@@ -116,18 +119,24 @@ func (e *Envelope) Ack(payload any) {
 func (e *Envelope) Drop() {
 	if e.ackFn != nil && e.settle() {
 		e.log.Warn().Str("envelope", e.ID).Msg("envelope left unacked: its change was not stored")
+		e.released()
 	}
 }
 
+// settle marks the envelope settled; false (logged) when it was already.
 func (e *Envelope) settle() bool {
 	if e.settled.Swap(true) {
 		e.log.Error().Str("envelope", e.ID).Msg("envelope settled twice")
 		return false
 	}
+	return true
+}
+
+// released tells the connection the envelope is settled.
+func (e *Envelope) released() {
 	if e.release != nil {
 		e.release()
 	}
-	return true
 }
 
 // Socket keeps one Socket Mode connection open and hands what it reads
@@ -149,13 +158,12 @@ type Socket struct {
 	// ends sooner, by a disconnect or a cut, counts as a failed connect.
 	MinLife time.Duration
 
-	connected atomic.Bool
-	helloAt   time.Time // of the current connection; written by its reader
+	live      atomic.Int32 // connections Slack said hello on that are still read
 	envelopes atomic.Int64
 }
 
-// Connected reports whether Slack said hello on the current connection.
-func (s *Socket) Connected() bool { return s.connected.Load() }
+// Connected reports whether Slack said hello on a connection still open.
+func (s *Socket) Connected() bool { return s.live.Load() > 0 }
 
 // Envelopes returns how many envelopes were read since start.
 func (s *Socket) Envelopes() int64 { return s.envelopes.Load() }
@@ -167,6 +175,16 @@ type socketConn struct {
 	ws   *websocket.Conn
 	wmu  sync.Mutex
 	once sync.Once
+
+	// Written by the connection's reader (and read by Run once it ended).
+	helloed bool
+	helloAt time.Time
+	// prev is the connection this one succeeds after Slack asked for a
+	// refresh: let go at this one's hello. refresh is closed (once) when
+	// Slack asks this one to refresh.
+	prev        *socketConn
+	refresh     chan struct{}
+	refreshOnce sync.Once
 
 	mu        sync.Mutex
 	unsettled int           // envelopes handed over and not yet acked or dropped
@@ -200,8 +218,11 @@ func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration
 		c.mu.Unlock()
 		return
 	}
-	idle := make(chan struct{})
-	c.idle = idle
+	idle := c.idle // another closer may wait already (a refresh's successor, and the reader's end)
+	if idle == nil {
+		idle = make(chan struct{})
+		c.idle = idle
+	}
 	c.mu.Unlock()
 	t := time.NewTimer(maxWait)
 	defer t.Stop()
@@ -284,9 +305,15 @@ type inbound struct {
 // when Slack asks to or the connection drops, and returns once everything
 // read was handed over. It returns ctx's error, or an error when Slack
 // refuses the app token.
+//
+// When Slack asks a connection that lived past MinLife to refresh
+// (disconnect refresh_requested or warning), the successor is opened
+// while the old one keeps reading; the old one is let go (closed once the
+// envelopes read from it are settled) only after the successor's hello,
+// so a refresh never leaves this Socket without a connection.
 func (s *Socket) Run(ctx context.Context) error {
 	in := make(chan inbound, inboundBuffer)
-	var dispatcher, closers sync.WaitGroup
+	var dispatcher, closers, readers sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
 			if f.closeConn {
@@ -297,11 +324,12 @@ func (s *Socket) Run(ctx context.Context) error {
 		}
 	})
 	defer func() {
+		readers.Wait()
 		close(in)
 		dispatcher.Wait()
 		closers.Wait()
-		s.connected.Store(false)
 	}()
+	var retiring *socketConn // asked to refresh; let go after its successor's hello
 	for {
 		conn, err := s.openSocket(ctx)
 		if err != nil {
@@ -319,14 +347,27 @@ func (s *Socket) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		err = s.read(ctx, conn, in)
-		helloed := s.connected.Swap(false)
-		in <- inbound{conn: conn, closeConn: true}
+		conn.prev, retiring = retiring, nil
+		conn.refresh = make(chan struct{})
+		ended := make(chan error, 1)
+		readers.Go(func() {
+			err := s.read(ctx, conn, in, &closers)
+			in <- inbound{conn: conn, closeConn: true}
+			ended <- err
+		})
+		select {
+		case <-conn.refresh:
+			retiring = conn
+			s.Backoff.Reset()
+			s.Log.Info().Msg("slack asked to refresh a socket mode connection; opening its successor first")
+			continue
+		case err = <-ended:
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		minLife := cmp.Or(s.MinLife, DefaultMinLife)
-		if helloed && time.Since(s.helloAt) >= minLife {
+		if conn.helloed && time.Since(conn.helloAt) >= minLife {
 			s.Backoff.Reset()
 			s.Log.Info().Err(err).Msg("socket mode connection ended; reconnecting")
 			continue
@@ -334,7 +375,7 @@ func (s *Socket) Run(ctx context.Context) error {
 		// Dropped before hello, or soon after it: back off as for a failed
 		// connect, or a link that always drops would spin.
 		wait := connectWait(&s.Backoff, err)
-		s.Log.Warn().Err(err).Bool("helloed", helloed).Dur("retry_in", wait).Msg("socket mode connection ended young; retrying")
+		s.Log.Warn().Err(err).Bool("helloed", conn.helloed).Dur("retry_in", wait).Msg("socket mode connection ended young; retrying")
 		if !clock.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
@@ -392,9 +433,14 @@ func connectWait(b *backoff.Backoff, err error) time.Duration {
 // reconnect or ctx ends, and returns why. It acks each envelope that
 // cannot be a view_submission as soon as it has its id, then hands the
 // envelope to the dispatcher.
-func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) error {
+func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound, closers *sync.WaitGroup) error {
 	stop := context.AfterFunc(ctx, c.close)
 	defer stop()
+	defer func() {
+		if c.helloed {
+			s.live.Add(-1)
+		}
+	}()
 	ws := c.ws
 	alive := func() { _ = ws.SetReadDeadline(time.Now().Add(pingTimeout)) }
 	alive()
@@ -416,7 +462,7 @@ func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) err
 		frame := buf.Bytes()
 		id := envelopeID(frame)
 		if id == "" {
-			err := s.onControlFrame(frame)
+			err := s.onControlFrame(ctx, c, frame, closers)
 			releaseFrame(buf)
 			if err != nil {
 				return err
@@ -441,9 +487,11 @@ func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound) err
 }
 
 // onControlFrame handles a frame without an envelope: hello marks the
-// socket connected and tells the handler the app id; disconnect returns
-// errDisconnectRequested.
-func (s *Socket) onControlFrame(frame []byte) error {
+// connection up, lets go of the connection it succeeds and tells the
+// handler the app id; disconnect returns errDisconnectRequested, except
+// that Slack's refresh of a connection that lived past MinLife only
+// signals c.refresh (its successor is opened while c keeps reading).
+func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte, closers *sync.WaitGroup) error {
 	var req socketmode.Request
 	if err := json.Unmarshal(frame, &req); err != nil {
 		s.Log.Warn().Err(err).Msg("socket mode frame that did not parse")
@@ -452,10 +500,21 @@ func (s *Socket) onControlFrame(frame []byte) error {
 	switch req.Type {
 	case socketmode.RequestTypeHello:
 		s.Handler.Hello(req.ConnectionInfo.AppID)
-		s.helloAt = time.Now()
-		s.connected.Store(true)
+		if !c.helloed {
+			c.helloAt, c.helloed = time.Now(), true
+			s.live.Add(1)
+		}
+		if prev := c.prev; prev != nil {
+			c.prev = nil
+			closers.Go(func() { prev.closeWhenSettled(ctx, settleWait) })
+		}
 		s.Log.Debug().Int("connections", req.NumConnections).Msg("socket mode connected")
 	case socketmode.RequestTypeDisconnect:
+		refresh := req.Reason == "refresh_requested" || req.Reason == "warning"
+		if refresh && c.helloed && time.Since(c.helloAt) >= cmp.Or(s.MinLife, DefaultMinLife) && c.refresh != nil {
+			c.refreshOnce.Do(func() { close(c.refresh) })
+			return nil
+		}
 		return fmt.Errorf("%w (%s)", errDisconnectRequested, req.Reason)
 	}
 	return nil

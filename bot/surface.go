@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,7 +14,10 @@ import (
 	"github.com/slackask/slackask/interaction"
 )
 
-var _ asks.Surface = (*Bot)(nil)
+var (
+	_ asks.Surface     = (*Bot)(nil)
+	_ asks.Permalinker = (*Bot)(nil)
+)
 
 // Post implements asks.Surface with chat.postMessage, paced per channel
 // once Slack rate-limits it.
@@ -24,11 +28,43 @@ func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
 		opts = append(opts, slack.MsgOptionTS(rec.ThreadTS))
 	}
 	var at asks.Posted
+	var last error // the last call's own error; nil when none was made
 	err := b.callPost(ctx, rec.Channel, func(ctx context.Context) (err error) {
 		at.Channel, at.TS, err = b.api.PostMessageContext(ctx, rec.Channel, opts...)
+		last = err
 		return err
 	})
+	if err != nil && last != nil && !refusedBySlack(last) {
+		return at, fmt.Errorf("%w: %w", asks.ErrOutcomeUnknown, err)
+	}
 	return at, err
+}
+
+// refusedBySlack reports whether err, from one Web API call, says for sure
+// that Slack did not apply it: Slack answered ok:false with an error, or
+// rate-limited the call. A timeout, a broken connection or a 5xx leave it
+// unknown whether the call was applied.
+func refusedBySlack(err error) bool {
+	var se slack.SlackErrorResponse
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	switch {
+	case errors.As(err, &se), errors.As(err, &rl):
+		return true
+	case errors.As(err, &sc):
+		return sc.Code < 500
+	}
+	return false
+}
+
+// Permalink implements asks.Permalinker with chat.getPermalink.
+func (b *Bot) Permalink(ctx context.Context, channel, ts string) (string, error) {
+	var link string
+	err := b.call(ctx, "chat.getPermalink", func(ctx context.Context) (err error) {
+		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: channel, Ts: ts})
+		return err
+	})
+	return link, err
 }
 
 // Update implements asks.Surface with chat.update.
@@ -42,16 +78,13 @@ func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
 }
 
 // Remind implements asks.Surface: a reply in the ask's thread mentioning
-// who may answer.
+// who may answer (see reminderText).
 func (b *Bot) Remind(ctx context.Context, rec asks.Record) error {
 	thread := rec.TS
 	if rec.ThreadTS != "" {
 		thread = rec.ThreadTS
 	}
-	text := "Reminder: this question is still waiting for an answer."
-	if who := responderMentions(rec); len(who) > 0 {
-		text = strings.Join(who, " ") + " " + text
-	}
+	text := reminderText(rec)
 	return b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
@@ -71,36 +104,54 @@ func (b *Bot) OpenDM(ctx context.Context, user string) (string, error) {
 	return ch.ID, nil
 }
 
+// findPages bounds the pages FindPosted reads (200 messages each): a
+// conversation busier than that since the ask was created is not searched
+// to its end, and the ask is posted again.
+const findPages = 50
+
 // FindPosted implements asks.Surface: it looks in the conversation (or
 // thread) for a message posted since the ask was created whose blocks
-// carry the ask's id.
+// carry the ask's id. It reads conversations.history (conversations.replies
+// in a thread) page by page, newest first, back to a minute before the
+// ask's creation, however many messages came after it.
 func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
 	oldest := fmt.Sprintf("%d.000000", rec.CreatedAt.Add(-time.Minute).Unix())
-	var msgs []slack.Message
-	err := b.call(ctx, "conversations.history", func(ctx context.Context) error {
-		var err error
-		if rec.ThreadTS != "" {
-			msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: rec.Channel, Timestamp: rec.ThreadTS, Oldest: oldest, Limit: 200})
-			return err
-		}
-		var resp *slack.GetConversationHistoryResponse
-		resp, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: rec.Channel, Oldest: oldest, Limit: 200})
-		if resp != nil {
-			msgs = resp.Messages
-		}
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
 	prefix := "sa." + rec.ID + "."
-	for _, m := range msgs {
-		for _, blk := range m.Blocks.BlockSet {
-			if strings.HasPrefix(blk.ID(), prefix) {
-				return m.Timestamp, nil
+	cursor := ""
+	for range findPages {
+		var msgs []slack.Message
+		var next string
+		err := b.call(ctx, "conversations.history", func(ctx context.Context) error {
+			var err error
+			if rec.ThreadTS != "" {
+				msgs, _, next, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+					ChannelID: rec.Channel, Timestamp: rec.ThreadTS, Oldest: oldest, Limit: 200, Cursor: cursor})
+				return err
+			}
+			var resp *slack.GetConversationHistoryResponse
+			resp, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+				ChannelID: rec.Channel, Oldest: oldest, Limit: 200, Cursor: cursor})
+			if resp != nil {
+				msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
+			}
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, m := range msgs {
+			for _, blk := range m.Blocks.BlockSet {
+				if strings.HasPrefix(blk.ID(), prefix) {
+					return m.Timestamp, nil
+				}
 			}
 		}
+		if next == "" {
+			return "", nil
+		}
+		cursor = next
 	}
+	b.log.Warn().Str("ask", rec.ID).Int("pages", findPages).Msg("FindPosted: stopped paging back before the ask's creation")
 	return "", nil
 }
 
@@ -119,6 +170,23 @@ func view(r asks.Record) blocks.View {
 	}
 	if v.AnsweredBy == nil {
 		v.AnsweredBy = r.EndedBy
+	}
+	if asks.Many(r) {
+		v.Progress = nil // the message is everyone's: nobody's picks on it
+		v.Team = &blocks.Team{Wanted: r.Wanted, Tally: r.Tally}
+		for _, resp := range r.Responses {
+			v.Team.Answered = append(v.Team.Answered, resp.User)
+		}
+	}
+	return v
+}
+
+// viewFor is view(r) as user sees it in a form of their own: on a team
+// ask, with their draft as the progress.
+func viewFor(r asks.Record, user string) blocks.View {
+	v := view(r)
+	if asks.Many(r) {
+		v.Progress = r.Drafts[user]
 	}
 	return v
 }
@@ -142,9 +210,42 @@ func (b *Bot) ephemeral(ctx context.Context, rec asks.Record, user, text string)
 	}
 }
 
+// unknownNotice is the ephemeral for a person acting on a message whose
+// ask is not (or no longer) in the store.
+const unknownNotice = "This question is no longer available."
+
+// closeUnknown answers an act on a message whose ask is unknown (pruned,
+// or lost to a post whose outcome was never settled): the person is told,
+// and the message is closed (rendered without controls) so nobody else
+// clicks in vain. Only acts from this workspace and app change a message.
+func (b *Bot) closeUnknown(ctx context.Context, act asks.Act) {
+	team, app := b.Home()
+	if act.Channel == "" || act.TS == "" || act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
+		return
+	}
+	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: act.Channel}}
+	b.ephemeral(ctx, rec, act.By.ID, unknownNotice)
+	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := b.api.UpdateMessageContext(ctx, act.Channel, act.TS, slack.MsgOptionText(unknownNotice, false),
+			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "_"+unknownNotice+"_", false, false), nil, nil)))
+		return err
+	})
+	if err != nil {
+		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("could not close the message of an unknown ask")
+	}
+}
+
 // alreadyEndedNotice is the ephemeral for a person acting on an ask that
 // has ended.
 func alreadyEndedNotice(r asks.Record) string {
+	if asks.Many(r) && r.Status == interaction.StatusAnswered {
+		if r.Answer != nil && r.AnsweredBy != nil {
+			if _, label, ok := interaction.Vetoed(r.Request(), *r.Answer); ok {
+				return "This question has already ended: <@" + r.AnsweredBy.ID + "> vetoed it (" + escapeText(label) + "), so your answer was not counted."
+			}
+		}
+		return fmt.Sprintf("This question has already ended: it was answered with %d of %d responses, so yours was not counted.", len(r.Responses), max(r.Wanted, 1))
+	}
 	switch r.Status {
 	case interaction.StatusAnswered:
 		who := "someone"
@@ -159,6 +260,42 @@ func alreadyEndedNotice(r asks.Record) string {
 	default:
 		return "The question was withdrawn: the asker stopped waiting."
 	}
+}
+
+// reminderText is the reminder of r: addressed to who may answer it, or,
+// on a team ask, only to those it still waits for (the awaited people or
+// listed users without a response); an ask that waits for any N people
+// says how many more it needs.
+func reminderText(r asks.Record) string {
+	text := "Reminder: this question is still waiting for an answer."
+	who := responderMentions(r)
+	if asks.Many(r) {
+		missing := asks.Missing(r)
+		who = nil
+		for _, id := range missing {
+			if interaction.IsUserID(id) {
+				who = append(who, "<@"+id+">")
+			}
+		}
+		n := asks.Needed(r)
+		switch {
+		case len(missing) > 0:
+			text = "Reminder: this question is still waiting for your answer."
+		case n == 1:
+			text = "Reminder: this question needs 1 more answer."
+			who = responderMentions(r)
+		default:
+			text = fmt.Sprintf("Reminder: this question needs %d more answers.", n)
+			who = responderMentions(r)
+		}
+		if len(missing) > 0 && n < len(missing) {
+			text += fmt.Sprintf(" %d more needed.", n)
+		}
+	}
+	if len(who) > 0 {
+		text = strings.Join(who, " ") + " " + text
+	}
+	return text
 }
 
 func whoMayAnswer(r asks.Record) string {

@@ -192,6 +192,9 @@ type WaitOptions struct {
 	// ("create", "wait"), the error and the pause, so that a command can
 	// say what it is trying.
 	OnRetry func(op string, err error, pause time.Duration)
+	// OnCreated, when set, is called once with the ask as the create
+	// returned it (e.g. to show its permalink).
+	OnCreated func(interaction.Ask)
 }
 
 // AskAndWaitWith is AskAndWait tuned by o.
@@ -212,6 +215,7 @@ func (c *Client) askAndWait(ctx context.Context, in interaction.AskInput, o Wait
 		Retryable:       retryable,
 		MaybeCreated:    func(err error) bool { return !isDialError(err) },
 		OnRetry:         onRetry,
+		OnCreated:       o.OnCreated,
 		CreateTimeout:   c.createTimeout,
 		WithdrawTimeout: WithdrawTimeout,
 	})

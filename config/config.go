@@ -21,6 +21,8 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/webhook"
 )
 
 // Defaults of the variables that have one. They are stated here only: Load
@@ -231,6 +233,10 @@ func (c Config) ValidateServe() error {
 	if c.CallbackURL != "" {
 		if err := checkHTTPURL(c.CallbackURL); err != nil {
 			bad("SLACKASK_CALLBACK_URL %v", err)
+		} else if err := (webhook.Guard{AllowPrivate: c.CallbackAllowPrivate}).CheckURL(c.CallbackURL); err != nil {
+			bad("SLACKASK_CALLBACK_URL: %v", err)
+		} else if c.CallbackSecret == "" {
+			bad("SLACKASK_CALLBACK_URL is set but SLACKASK_CALLBACK_SECRET is not: callbacks are always signed, so give the secret their receiver checks")
 		}
 	}
 	if _, err := c.level(); err != nil {

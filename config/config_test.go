@@ -253,6 +253,28 @@ func TestValidateServe(t *testing.T) {
 		})
 	}
 
+	t.Run("callback url without a secret", func(t *testing.T) {
+		c := validServe()
+		c.CallbackURL, c.CallbackSecret = "https://hooks.test/x", ""
+		if err := c.ValidateServe(); err == nil || !strings.Contains(err.Error(), "SLACKASK_CALLBACK_SECRET is not") {
+			t.Fatalf("ValidateServe() = %v", err)
+		}
+		c.CallbackSecret = "s"
+		if err := c.ValidateServe(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("callback url to loopback", func(t *testing.T) {
+		c := validServe()
+		c.CallbackURL, c.CallbackSecret = "http://127.0.0.1:9000/x", "s"
+		if err := c.ValidateServe(); err == nil || !strings.Contains(err.Error(), "SLACKASK_CALLBACK_ALLOW_PRIVATE") {
+			t.Fatalf("ValidateServe() = %v", err)
+		}
+		c.CallbackAllowPrivate = true
+		if err := c.ValidateServe(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("public addr with token", func(t *testing.T) {
 		c := validServe()
 		c.HTTPAddr, c.APIToken = "0.0.0.0:8080", "SECRETAPI"

@@ -28,6 +28,14 @@ type Record struct {
 	// Progress holds, per question index, what people did so far that the
 	// Slack message state does not keep (custom text, skips, selections).
 	Progress []interaction.Progress `json:"progress,omitempty"`
+	// Drafts holds, for an ask that collects several people's responses,
+	// each person's progress (keyed by user id, per question index): their
+	// picks are theirs alone and never shown on the shared message.
+	Drafts map[string][]interaction.Progress `json:"drafts,omitempty"`
+	// Awaited lists, for an ask that wants "all" responses, the users whose
+	// responses it waits for (user groups expanded when it was created);
+	// only they may answer it.
+	Awaited []string `json:"awaited,omitempty"`
 	// Rev counts the renders of the message; it is part of every block id.
 	Rev int `json:"rev"`
 	// Synced is true when the message in Slack shows the record's current
@@ -50,9 +58,44 @@ type Record struct {
 	// elsewhere".
 	Note string `json:"note,omitempty"`
 
+	// Fingerprint is AskInput.Fingerprint of the request that created the
+	// ask: a later create with the same IdempotencyKey and another
+	// fingerprint is refused (IDEMPOTENCY_MISMATCH). Empty for records
+	// created before it was kept: those match any request.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Callback is the durable state of the delivery of the ended ask to
+	// Ask.CallbackURL; nil while the ask is pending or has no callback.
+	Callback *Callback `json:"callback,omitempty"`
+
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
 }
+
+// Callback is where the delivery of an ended ask to its callback URL
+// stands. It lives in the record so that delivery resumes after a restart
+// and, with WakeAt, is handed to one replica at a time by ClaimDue.
+type Callback struct {
+	// Attempts counts the attempts made so far.
+	Attempts int `json:"attempts,omitempty"`
+	// First is when the first attempt was made; the retry window runs
+	// from it.
+	First time.Time `json:"first,omitzero"`
+	// Next is when the next attempt is due; zero once done.
+	Next time.Time `json:"next,omitzero"`
+	// Sending, while in the future, is when the attempt in flight (by
+	// any replica) will have ended: no other attempt starts before it.
+	Sending time.Time `json:"sending,omitzero"`
+	// Delivered is when the receiver answered 2xx: never sent again.
+	Delivered time.Time `json:"delivered,omitzero"`
+	// GaveUp is set when delivery stopped without a 2xx (a permanent
+	// refusal, or the retry window passed).
+	GaveUp bool `json:"gaveUp,omitempty"`
+	// LastError says why the last attempt failed.
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Done reports whether the delivery has ended (delivered or given up).
+func (c *Callback) Done() bool { return c == nil || !c.Delivered.IsZero() || c.GaveUp }
 
 // Filter selects records for List.
 type Filter struct {
@@ -147,6 +190,10 @@ func Clone(r Record) Record {
 		c.Agent = &a
 	}
 	c.ExpiresAt = cloneTime(r.ExpiresAt)
+	if r.Callback != nil {
+		cb := *r.Callback
+		c.Callback = &cb
+	}
 	c.EndedAt = cloneTime(r.EndedAt)
 	if r.Answer != nil {
 		a := cloneAnswer(*r.Answer)
@@ -183,6 +230,13 @@ func Clone(r Record) Record {
 	}
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
+	c.Awaited = append([]string(nil), r.Awaited...)
+	if r.Drafts != nil {
+		c.Drafts = make(map[string][]interaction.Progress, len(r.Drafts))
+		for u, ps := range r.Drafts {
+			c.Drafts[u] = cloneProgress(ps)
+		}
+	}
 	if r.Progress != nil {
 		c.Progress = make([]interaction.Progress, len(r.Progress))
 		for i, p := range r.Progress {
@@ -229,6 +283,18 @@ func cloneAnswer(a interaction.Answer) interaction.Answer {
 	for i, it := range a.Answers {
 		it.Selected = append([]string{}, it.Selected...)
 		out.Answers[i] = it
+	}
+	return out
+}
+
+func cloneProgress(ps []interaction.Progress) []interaction.Progress {
+	if ps == nil {
+		return nil
+	}
+	out := make([]interaction.Progress, len(ps))
+	for i, p := range ps {
+		p.Selected = append([]string(nil), p.Selected...)
+		out[i] = p
 	}
 	return out
 }

@@ -108,6 +108,9 @@ func NewDeliverer(o Options) *Deliverer {
 	}
 }
 
+// Timeout is the bound of one attempt.
+func (d *Deliverer) Timeout() time.Duration { return d.timeout }
+
 // CloseIdleConnections closes the pool's idle connections (at shutdown).
 func (d *Deliverer) CloseIdleConnections() { d.hc.CloseIdleConnections() }
 

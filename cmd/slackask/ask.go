@@ -293,6 +293,13 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ask, err := c.AskAndWaitWith(ctx, in, client.WaitOptions{
 		CreateFor: createFor,
 		WaitFor:   waitFor,
+		OnCreated: func(ask interaction.Ask) {
+			if ask.Permalink != "" {
+				fmt.Fprintf(stderr, "waiting for an answer: %s\n", ask.Permalink)
+			} else {
+				fmt.Fprintf(stderr, "waiting for an answer (ask %s)\n", ask.ID)
+			}
+		},
 		OnRetry: func(op string, err error, pause time.Duration) {
 			if op == "create" {
 				fmt.Fprintf(stderr, "slackask ask: cannot reach slackask at %s: retrying in %s (%v)\n", cfg.URL, pause.Round(time.Millisecond), err)

@@ -334,3 +334,26 @@ func TestAskTeamPrintLabel(t *testing.T) {
 		t.Errorf("onTimeout sent without --on-timeout: %s", bodies()[0])
 	}
 }
+
+// TestAskPrintsThePermalink: once the ask is created, `slackask ask` says
+// on stderr where the question waits.
+func TestAskPrintsThePermalink(t *testing.T) {
+	const link = "https://example.slack.com/archives/C0ASKS/p1700000000000100"
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ask := interaction.Ask{ID: "a1", Status: interaction.StatusAnswered, Permalink: link,
+			Answer: &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "answer", Selected: []string{"Yes"}}}}}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(ask)
+	}))
+	t.Cleanup(ts.Close)
+	t.Setenv("SLACKASK_URL", ts.URL)
+	t.Setenv("SLACKASK_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"ask", "--question", "Deploy?", "--option", "Yes"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "waiting for an answer: "+link+"\n") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+}

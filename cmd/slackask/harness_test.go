@@ -62,7 +62,7 @@ const (
 // harness runs slackask's serve wiring in-process against the Slack fake,
 // with the real HTTP API on 127.0.0.1.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *slackfake.Server
 	clock *clock.Fake
 	base  string
@@ -71,6 +71,8 @@ type harness struct {
 	logs  *syncBuffer
 	// fakeCfg configures the Slack fake (its tokens follow cfg's).
 	fakeCfg slackfake.Config
+	// postTimeout bounds each post (0: the default).
+	postTimeout time.Duration
 }
 
 // syncBuffer collects log lines from many goroutines.
@@ -80,7 +82,7 @@ type option func(*harness)
 
 func withConfig(f func(*config.Config)) option { return func(h *harness) { f(&h.cfg) } }
 
-func start(t *testing.T, opts ...option) *harness {
+func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)),
@@ -116,7 +118,9 @@ func start(t *testing.T, opts ...option) *harness {
 	log := zerolog.New(io.MultiWriter(h.logs)).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock}) }()
+	go func() {
+		done <- serve(ctx, h.cfg, log, &serveHooks{listener: ln, clock: h.clock, postTimeout: h.postTimeout})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -151,7 +155,7 @@ func (h *harness) waitReady() {
 	h.t.Fatal("service never became ready")
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

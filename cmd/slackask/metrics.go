@@ -10,11 +10,12 @@ import (
 
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/bot"
+	"github.com/slackask/slackask/dsh"
 )
 
 // metricsHandler serves Prometheus metrics: the lifecycle's and the Slack
 // adapter's counters, whether Slack is connected, and the Go runtime's.
-func metricsHandler(svc *asks.Service, b *bot.Bot, ready func(context.Context) error) http.Handler {
+func metricsHandler(svc *asks.Service, b *bot.Bot, bridge *dsh.Leased, ready func(context.Context) error) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, get func(asks.Counts) int64) {
@@ -35,6 +36,19 @@ func metricsHandler(svc *asks.Service, b *bot.Bot, ready func(context.Context) e
 			}
 			return 0
 		}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "slackask_socket_connections", Help: "Socket Mode connections up (Slack said hello, still open)."},
+		func() float64 { return float64(b.Connected()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "slackask_socket_connections_kept", Help: "Socket Mode connections this process keeps (SLACKASK_SOCKET_CONNECTIONS)."},
+		func() float64 { return float64(b.Sockets()) }))
+	if bridge != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "slackask_dsh_bridge_holder", Help: "1 when this replica holds the dsh bridge's lease and runs the bridge."},
+			func() float64 {
+				if bridge.Holding() {
+					return 1
+				}
+				return 0
+			}))
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 

@@ -66,6 +66,8 @@ type procRig struct {
 	db   string
 	addr string
 	http *http.Client
+	// serveEnv is added to the environment of slackask serve.
+	serveEnv []string
 }
 
 func newProcRig(t *testing.T) *procRig {
@@ -105,7 +107,7 @@ func (r *procRig) serve() *proc {
 	r.t.Helper()
 	p := &proc{logs: &syncBuffer{}, base: "http://" + r.addr}
 	p.cmd = exec.Command(binary(r.t), "serve")
-	p.cmd.Env = r.env()
+	p.cmd.Env = r.env(r.serveEnv...)
 	p.cmd.Stderr = p.logs
 	p.cmd.Stdout = p.logs
 	if err := p.cmd.Start(); err != nil {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -24,6 +27,7 @@ import (
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres"
 	"github.com/slackask/slackask/store/sqlite"
+	"github.com/slackask/slackask/webhook"
 )
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -54,9 +58,11 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) int {
 // serveHooks lets tests see inside a running service.
 type serveHooks struct {
 	clock    clock.Clock
-	listener net.Listener                 // used instead of listening on cfg.HTTPAddr
-	started  func(addr string)            // called once the HTTP API listens
+	listener net.Listener        // used instead of listening on cfg.HTTPAddr
+	started  func(addr string)   // called once the HTTP API listens
 	service  func(*asks.Service) // called with the ask service once it exists
+	// postTimeout bounds each chat.postMessage (0: the lifecycle's default).
+	postTimeout time.Duration
 }
 
 // serve wires config → store → lifecycle (asks) → Slack adapter (bot) →
@@ -82,14 +88,21 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	// processor.
 	slots := workslots.New()
 	b, err := bot.New(ctx, bot.Config{
-		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Logger: log.With().Str("component", "bot").Logger(),
+		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections,
+		Logger: log.With().Str("component", "bot").Logger(),
 	})
 	if err != nil {
 		return err
 	}
+	guard := webhook.Guard{AllowPrivate: cfg.CallbackAllowPrivate}
+	deliverer := webhook.NewDeliverer(webhook.Options{Guard: guard})
+	defer deliverer.CloseIdleConnections()
 	svc, err := asks.New(asks.Config{
 		Store: slots.Store(st), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
+		PostTimeout: hooks.postTimeout,
+		Callbacks:   asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
+		SoleProcess: !postgres.IsURL(cfg.Database),
 	})
 	if err != nil {
 		return err
@@ -98,18 +111,22 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		hooks.service(svc)
 	}
 	ready := []func(context.Context) error{b.Ready}
-	var bridge *dsh.Bridge
+	var bridge *dsh.Leased
 	if cfg.DshURL != "" {
-		bridge, err = dsh.New(dsh.Config{URL: cfg.DshURL, Channel: cfg.DshChannel, Service: svc, Logger: log.With().Str("component", "dsh").Logger()})
-		if err != nil {
+		dcfg := dsh.Config{URL: cfg.DshURL, Channel: cfg.DshChannel, Service: svc, Logger: log.With().Str("component", "dsh").Logger()}
+		if _, err := dsh.New(dcfg); err != nil {
 			return fmt.Errorf("SLACKASK_DSH_URL: %w", err)
 		}
+		// Replicas sharing a database run the bridge on one of them at a
+		// time; it moves when that one dies.
+		bridge = &dsh.Leased{Store: st, Name: "dsh-bridge", Holder: processID(), TTL: dshLeaseTTL, Logger: dcfg.Logger,
+			New: func() (dsh.Runner, error) { return dsh.New(dcfg) }}
 		ready = append(ready, bridge.Ready)
 	}
 	var _ httpapi.Notifier = svc // long-polls park instead of holding a goroutine
 	httpAPI := httpapi.New(svc, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
-	httpAPI.Mount("GET /metrics", metricsHandler(svc, b, allReady(ready)))
+	httpAPI.Mount("GET /metrics", metricsHandler(svc, b, bridge, allReady(ready)))
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener
@@ -118,7 +135,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 			return fmt.Errorf("listen on SLACKASK_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 		}
 	}
-	srv := httpapi.NewServer(ln.Addr().String(), httpAPI)
+	srv := httpapi.NewServer(ln.Addr().String(), readyzWithSockets(httpAPI, b, allReady(ready)))
 	ln = httpapi.LimitActive(ln, srv, httpapi.DefaultMaxActive) // bursts of callers wait in the kernel
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -152,6 +169,49 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// dshLeaseTTL is how long the dsh bridge's lease outlives its holder's
+// last renewal (renewed every third of it): the bridge moves to another
+// replica within about this long after its replica dies.
+const dshLeaseTTL = 15 * time.Second
+
+// processID names this process among the replicas sharing a database.
+func processID() string {
+	host, _ := os.Hostname()
+	var buf [4]byte
+	_, _ = rand.Read(buf[:])
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), buf)
+}
+
+// readyzWithSockets serves GET /readyz itself, to report the Socket Mode
+// connections besides the readiness: 200 {"status":"ok","sockets":N,
+// "socketsKept":K} when ready (at least one connection up and the dsh
+// bridge, if this replica runs it, connected), else 503 with the reason.
+// Everything else goes to next.
+func readyzWithSockets(next http.Handler, b *bot.Bot, ready func(context.Context) error) http.Handler {
+	type readyResponse struct {
+		Status      string `json:"status"`
+		Reason      string `json:"reason,omitempty"`
+		Sockets     int    `json:"sockets"`
+		SocketsKept int    `json:"socketsKept"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		resp, code := readyResponse{Status: "ok", Sockets: b.Connected(), SocketsKept: b.Sockets()}, http.StatusOK
+		if err := ready(ctx); err != nil {
+			resp.Status, resp.Reason, code = "not ready", err.Error(), http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(resp)
+	})
 }
 
 // allReady reports ready when every check does.

@@ -107,6 +107,18 @@ const maxRequestBody = 4 << 20
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string) {
 	req, bad := parseAPIRequest(r, method)
 	rep := s.handleAPI(req, bad)
+	s.mu.Lock()
+	delay := s.takeDelayLocked(method)
+	s.mu.Unlock()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return // the client gave up; the call stays applied
+		}
+	}
 	writeReply(w, rep)
 }
 

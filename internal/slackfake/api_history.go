@@ -1,12 +1,17 @@
 package slackfake
 
 import (
+	"encoding/base64"
+	"math"
 	"strconv"
+	"strings"
 )
 
 // conversationsHistory answers conversations.history: top-level messages
 // of a channel, newest first, newer than "oldest" (a ts), at most "limit"
-// (default 100, max 999). Thread replies are left out, as Slack does.
+// (default 100, max 999), continuing from "cursor" (has_more and
+// response_metadata.next_cursor say when more remain, as Slack does).
+// Thread replies are left out, as Slack does.
 func (s *Server) conversationsHistory(r *apiRequest) reply {
 	return s.history(r, func(m *msgRec) bool { return m.ThreadTS == "" || m.ThreadTS == m.TS })
 }
@@ -41,16 +46,35 @@ func (s *Server) history(r *apiRequest, keep func(*msgRec) bool) reply {
 		limit = min(n, 999)
 	}
 	oldest := parseTS(r.str("oldest"))
+	before := math.Inf(1) // a cursor continues below the last ts handed out
+	if c := r.str("cursor"); c != "" {
+		raw, err := base64.StdEncoding.DecodeString(c)
+		ts, ok := strings.CutPrefix(string(raw), "next_ts:")
+		if err != nil || !ok || parseTS(ts) == 0 {
+			return errReply("invalid_cursor")
+		}
+		before = parseTS(ts)
+	}
 	list := s.msgs[ch.ID]
 	out := []any{}
-	for i := len(list) - 1; i >= 0 && len(out) < limit; i-- {
+	more, last := false, ""
+	for i := len(list) - 1; i >= 0; i-- {
 		m := list[i]
-		if m.Deleted || !keep(m) || parseTS(m.TS) <= oldest {
+		if m.Deleted || !keep(m) || parseTS(m.TS) <= oldest || parseTS(m.TS) >= before {
 			continue
 		}
+		if len(out) == limit {
+			more = true
+			break
+		}
 		out = append(out, s.wireMessage(m.Message, m.blocks))
+		last = m.TS
 	}
-	return okReply(map[string]any{"messages": out, "has_more": false})
+	body := map[string]any{"messages": out, "has_more": more}
+	if more {
+		body["response_metadata"] = map[string]any{"next_cursor": base64.StdEncoding.EncodeToString([]byte("next_ts:" + last))}
+	}
+	return okReply(body)
 }
 
 func parseTS(ts string) float64 {

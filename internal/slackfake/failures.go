@@ -34,6 +34,31 @@ func (s *Server) FailNext(method string, n int, f Failure) {
 	s.fails[method] = append(s.fails[method], &injected{f: f, left: n})
 }
 
+// DelayNext makes the next n calls of method that get this far be applied
+// as usual and answered only after d (or never, when the client gives up
+// first): Slack accepted the call, the client cannot know it. n <= 0 does
+// nothing.
+func (s *Server) DelayNext(method string, n int, d time.Duration) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.delays[method] = append(s.delays[method], d)
+	}
+}
+
+// takeDelayLocked returns the delay queued for the next answer of method.
+func (s *Server) takeDelayLocked(method string) time.Duration {
+	q := s.delays[method]
+	if len(q) == 0 {
+		return 0
+	}
+	s.delays[method] = q[1:]
+	return q[0]
+}
+
 func (s *Server) takeFailureLocked(method string) *Failure {
 	q := s.fails[method]
 	if len(q) == 0 {

@@ -28,7 +28,9 @@ type Server struct {
 	ws    workspace
 	calls []Call
 	fails map[string][]*injected
-	rates map[string]*bucket
+	// delays holds, per method, the answer delays queued by DelayNext.
+	delays map[string][]time.Duration
+	rates  map[string]*bucket
 
 	msgs       map[string][]*msgRec // channel → messages in post order
 	msgIndex   map[msgKeyT]*msgRec  // (channel, ts) → message, for findMsgLocked
@@ -53,6 +55,7 @@ func New(cfg Config) (srv *Server, err error) {
 		done:      make(chan struct{}),
 		changed:   make(chan struct{}),
 		fails:     map[string][]*injected{},
+		delays:    map[string][]time.Duration{},
 		rates:     map[string]*bucket{},
 		msgs:      map[string][]*msgRec{},
 		msgIndex:  map[msgKeyT]*msgRec{},

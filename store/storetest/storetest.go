@@ -245,14 +245,22 @@ func fullRecord() store.Record {
 			{Custom: "Zebra"},
 			{Skipped: true},
 		},
-		Rev:      3,
-		Synced:   true,
-		RemindAt: base.Add(10*time.Minute + 555),
-		Reminded: true,
-		WakeAt:   base.Add(20*time.Minute + 777),
-		EndedBy:  &interaction.User{ID: "U0333", Name: "grace"},
-		Note:     "ended by a test: ✓",
-		Version:  42, // the store sets 1
+		Drafts: map[string][]interaction.Progress{
+			"U0456": {{Selected: []string{"Approve"}}, {Custom: "teal"}},
+			"W0111": {{Skipped: true}},
+		},
+		Awaited:     []string{"U0456", "W0111"},
+		Rev:         3,
+		Synced:      true,
+		RemindAt:    base.Add(10*time.Minute + 555),
+		Reminded:    true,
+		WakeAt:      base.Add(20*time.Minute + 777),
+		EndedBy:     &interaction.User{ID: "U0333", Name: "grace"},
+		Note:        "ended by a test: ✓",
+		Fingerprint: "v1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		Callback: &store.Callback{Attempts: 2, First: base.Add(30*time.Minute + 111), Next: base.Add(31*time.Minute + 222),
+			Sending: base.Add(32*time.Minute + 333), Delivered: base.Add(33*time.Minute + 444), GaveUp: true, LastError: "webhook: deliver: status 503"},
+		Version: 42, // the store sets 1
 	}
 }
 

@@ -1,0 +1,408 @@
+package asks
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
+)
+
+// replicas is several Services on one store, showing asks on one surface
+// (each through its own Surface value, so that a test can hold one
+// replica's calls).
+type replicas struct {
+	t    *testing.T
+	st   store.Store
+	surf *surface
+	svcs []*Service
+	stop []func()
+}
+
+func newReplicas(t *testing.T, surfaces ...Surface) *replicas {
+	t.Helper()
+	r := &replicas{t: t, st: memory.New(), surf: newSurface()}
+	for _, sf := range surfaces {
+		if sf == nil {
+			sf = r.surf
+		}
+		svc, err := New(Config{Store: r.st, Surface: sf, DefaultChannel: chanID, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.svcs = append(r.svcs, svc)
+	}
+	return r
+}
+
+// run starts replica i's background work; the returned func stops it (as
+// a dead replica: whatever it claimed stays claimed).
+func (r *replicas) run(i int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.svcs[i].Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	r.t.Cleanup(stop)
+	return stop
+}
+
+func (r *replicas) get(id string) Record {
+	r.t.Helper()
+	rec, err := r.st.Get(context.Background(), id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return rec
+}
+
+// A deadline and a reminder fire once across two replicas watching one
+// store, whichever replica created the ask.
+func TestDueFiresOnceAcrossReplicas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil, nil)
+		r.run(0)
+		r.run(1)
+		var asks []interaction.Ask
+		for i := range 10 {
+			ask, err := r.svcs[i%2].Create(context.Background(), interaction.AskInput{Request: twoQuestions(),
+				Timeout: interaction.Duration(10 * time.Minute), RemindAfter: interaction.Duration(5 * time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			asks = append(asks, ask)
+		}
+		time.Sleep(5*time.Minute + time.Second)
+		synctest.Wait()
+		for _, a := range asks {
+			if n := r.surf.count(&r.surf.reminders, a.ID); n != 1 {
+				t.Fatalf("%s: %d reminders, want 1", a.ID, n)
+			}
+		}
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		var expired int64
+		for _, s := range r.svcs {
+			expired += s.Counters().Expired
+		}
+		if expired != 10 {
+			t.Fatalf("%d expiries across the replicas, want 10", expired)
+		}
+		for _, a := range asks {
+			rec := r.get(a.ID)
+			if rec.Status != interaction.StatusExpired || !rec.Synced || !rec.WakeAt.IsZero() {
+				t.Fatalf("%s: %s synced %v wake %v", a.ID, rec.Status, rec.Synced, rec.WakeAt)
+			}
+			if n := r.surf.count(&r.surf.reminders, a.ID); n != 1 {
+				t.Fatalf("%s: %d reminders after the deadline", a.ID, n)
+			}
+		}
+	})
+}
+
+// A replica that claimed due records and died leaves them to another once
+// its claims' lease has run out.
+func TestDeadReplicasClaimsAreTakenOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil, nil)
+		ctx := context.Background()
+		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions(), Timeout: interaction.Duration(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		// Replica 0 claims the deadline and dies before acting on it.
+		claimed, err := r.st.ClaimDue(ctx, time.Now(), dueLease, dueBatch)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim: %d %v", len(claimed), err)
+		}
+		r.run(1)
+		time.Sleep(dueLease - time.Second)
+		synctest.Wait()
+		if st := r.get(ask.ID).Status; st != interaction.StatusPending {
+			t.Fatalf("expired while claimed: %s", st)
+		}
+		time.Sleep(time.Second + duePoll)
+		synctest.Wait()
+		if rec := r.get(ask.ID); rec.Status != interaction.StatusExpired || !rec.Synced {
+			t.Fatalf("not taken over: %s synced %v", rec.Status, rec.Synced)
+		}
+	})
+}
+
+// An ask left stored but unposted by a replica that died between the two
+// is posted by another once postGrace has passed, once.
+func TestUnpostedAskIsPostedElsewhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil)
+		ctx := context.Background()
+		rec, err := r.svcs[0].newRecord(context.Background(), interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.svcs[0].store.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		r.run(0)
+		time.Sleep(postGrace - time.Second)
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.posts, rec.ID); n != 0 {
+			t.Fatalf("posted within postGrace: %d", n)
+		}
+		time.Sleep(time.Second + duePoll)
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.posts, rec.ID); n != 1 || r.get(rec.ID).TS == "" {
+			t.Fatalf("%d posts, ts %q", n, r.get(rec.ID).TS)
+		}
+	})
+}
+
+// Wait and Notify on one replica return when another ends the ask.
+func TestWaitersWakeOnAnotherReplicasEnd(t *testing.T) {
+	r := newReplicas(t, nil, nil)
+	r.run(0)
+	r.run(1)
+	ctx := context.Background()
+	ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notified := make(chan interaction.Ask, 1)
+	defer r.svcs[0].Notify(ask.ID, func(a interaction.Ask) { notified <- a })()
+	waited := make(chan interaction.Ask, 1)
+	ready := make(chan struct{})
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		go func() {
+			// Wait registers before it reads; the read is the sentinel
+			// that it is waiting.
+			waitFor(t, "the waiter registered", func() bool { return r.svcs[0].waiters.has(ask.ID) })
+			close(ready)
+		}()
+		a, _ := r.svcs[0].Wait(wctx, ask.ID)
+		waited <- a
+	}()
+	<-ready
+	if _, err := r.svcs[1].Cancel(ctx, click(ask, alice)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []chan interaction.Ask{waited, notified} {
+		if a := <-ch; a.Status != interaction.StatusCancelled {
+			t.Fatalf("woken with %s", a.Status)
+		}
+	}
+}
+
+// heldSurface holds its first Update until released, as a slow chat.update
+// from one replica.
+type heldSurface struct {
+	*surface
+	held    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+	landed  chan struct{}
+}
+
+func (h *heldSurface) Update(ctx context.Context, rec Record) error {
+	if h.held.CompareAndSwap(false, true) {
+		close(h.entered)
+		<-h.release
+		defer close(h.landed)
+	}
+	return h.surface.Update(ctx, rec)
+}
+
+// Two replicas update one message out of order: the older rendering lands
+// last, and the message is brought forward again.
+func TestMessageNeverGoesBack(t *testing.T) {
+	base := newSurface()
+	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	r := newReplicas(t, held, base)
+	r.surf = base
+	r.run(0)
+	r.run(1)
+	ctx := context.Background()
+	ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svcs[0].Other(ctx, click(ask, alice), 0, "first"); err != nil {
+		t.Fatal(err)
+	}
+	<-held.entered // replica 0's update of rev 2 is on its way
+	if _, err := r.svcs[1].Other(ctx, click(ask, alice), 1, "second"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replica 1's rendering landed", func() bool {
+		u, ok := base.lastUpdate(ask.ID)
+		return ok && u.Rev == 3 && r.get(ask.ID).Synced
+	})
+	close(held.release) // rev 2 lands after rev 3
+	<-held.landed
+	waitFor(t, "the message shows rev 3 again", func() bool {
+		u, _ := base.lastUpdate(ask.ID)
+		return u.Rev == 3 && r.get(ask.ID).Synced
+	})
+}
+
+// failingSurface fails the first n Updates.
+type failingSurface struct {
+	*surface
+	n atomic.Int64
+}
+
+func (f *failingSurface) Update(ctx context.Context, rec Record) error {
+	if f.n.Add(-1) >= 0 {
+		return errors.New("chat.update: internal_error")
+	}
+	return f.surface.Update(ctx, rec)
+}
+
+// A message update that keeps failing is retried with backoff until the
+// message matches the record (issue 14.4: it was given up after five).
+func TestSyncRetriesUntilTheMessageMatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		fs := &failingSurface{surface: base}
+		r := newReplicas(t, fs)
+		r.surf = base
+		r.run(0)
+		ctx := context.Background()
+		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs.n.Store(9)
+		if _, err := r.svcs[0].Cancel(ctx, click(ask, alice)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		u, ok := base.lastUpdate(ask.ID)
+		if rec := r.get(ask.ID); !ok || u.Status != interaction.StatusCancelled || !rec.Synced || !rec.WakeAt.IsZero() {
+			t.Fatalf("message %v %s; record synced %v wake %v (failures left %d)", ok, u.Status, rec.Synced, rec.WakeAt, fs.n.Load())
+		}
+	})
+}
+
+// A click on a rendering older than the record's, on an ask whose record
+// says its message is in step, re-sends the message (issue 14.4: the
+// click got "already answered" and the buttons stayed live).
+func TestStaleClickResyncs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil)
+		r.run(0)
+		ctx := context.Background()
+		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.svcs[0].Cancel(ctx, click(ask, bob)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		before := r.surf.count(&r.surf.updates, ask.ID)
+		if !r.get(ask.ID).Synced || before != 1 {
+			t.Fatalf("after the cancel: synced %v, %d updates", r.get(ask.ID).Synced, before)
+		}
+		// The person still sees rev 1 (that update never showed) and clicks.
+		if _, err := r.svcs[0].Submit(ctx, click(ask, alice), map[int][]int{0: {0}}); !errors.Is(err, ErrEnded) {
+			t.Fatalf("submit on the ended ask: %v", err)
+		}
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.updates, ask.ID); n != before+1 || !r.get(ask.ID).Synced {
+			t.Fatalf("%d updates after the stale click, want %d", n, before+1)
+		}
+		// A click on the current rendering changes nothing.
+		act := click(ask, alice)
+		act.Rev = r.get(ask.ID).Rev
+		if _, err := r.svcs[0].Submit(ctx, act, nil); !errors.Is(err, ErrEnded) {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := r.surf.count(&r.surf.updates, ask.ID); n != before+1 {
+			t.Fatalf("%d updates after a click on the current message", n)
+		}
+	})
+}
+
+// An added duty runs when its time comes, on one replica, and is retried
+// with backoff until it succeeds.
+func TestDutyRunsUntilDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil, nil)
+		var calls atomic.Int64
+		for _, svc := range r.svcs {
+			svc.AddDuty(Duty{
+				Name: "note",
+				When: func(rec Record) time.Time {
+					if !rec.Status.Ended() || rec.Note == "delivered" {
+						return time.Time{}
+					}
+					return *rec.EndedAt
+				},
+				Do: func(ctx context.Context, rec Record) error {
+					if calls.Add(1) < 3 {
+						return errors.New("refused")
+					}
+					_, err := svc.store.Update(ctx, rec.ID, func(x *Record) error { x.Note = "delivered"; return nil })
+					return err
+				},
+			})
+		}
+		r.run(0)
+		r.run(1)
+		ctx := context.Background()
+		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.svcs[1].Cancel(ctx, click(ask, alice)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if rec := r.get(ask.ID); calls.Load() != 3 || rec.Note != "delivered" || !rec.WakeAt.IsZero() {
+			t.Fatalf("%d calls, note %q, wake %v", calls.Load(), rec.Note, rec.WakeAt)
+		}
+	})
+}
+
+// A sole process (SQLite) posts an ask an earlier process left unposted as
+// soon as it starts: no other replica can be posting it.
+func TestSoleProcessPostsLeftAsksAtStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		surf := newSurface()
+		svc, err := New(Config{Store: st, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop(), SoleProcess: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := svc.newRecord(context.Background(), interaction.AskInput{Request: twoQuestions()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.store.Create(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // the earlier process died a second ago
+		r := &replicas{t: t, st: st, surf: surf, svcs: []*Service{svc}}
+		r.run(0)
+		synctest.Wait()
+		if n := surf.count(&surf.posts, rec.ID); n != 1 || r.get(rec.ID).TS == "" {
+			t.Fatalf("%d posts at start, ts %q", n, r.get(rec.ID).TS)
+		}
+	})
+}

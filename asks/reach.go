@@ -1,0 +1,239 @@
+package asks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"strings"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/webhook"
+)
+
+// Callbacks configure the delivery of ended asks to callback URLs.
+type Callbacks struct {
+	// DefaultURL receives the asks that name no callbackUrl; "" for none.
+	// It is read when an ask ends, so a changed default applies to asks
+	// already pending.
+	DefaultURL string
+	// Secret signs every callback. Without it a per-ask callbackUrl is
+	// refused at create (an unsigned callback cannot be trusted by its
+	// receiver); the configuration refuses a DefaultURL without it.
+	Secret []byte
+	// Guard decides which addresses a callback may reach.
+	Guard webhook.Guard
+	// Deliverer makes the attempts; nil: one built from Guard.
+	Deliverer *webhook.Deliverer
+	// Schedule paces the retries; zero: webhook.DefaultSchedule.
+	Schedule webhook.Schedule
+}
+
+func (c *Callbacks) init() {
+	if c.Deliverer == nil {
+		c.Deliverer = webhook.NewDeliverer(webhook.Options{Guard: c.Guard})
+	}
+	if c.Schedule == (webhook.Schedule{}) {
+		c.Schedule = webhook.DefaultSchedule
+	}
+}
+
+// prepareReach fills in what a new record keeps of in beyond the ask
+// itself: the request's fingerprint (for IDEMPOTENCY_MISMATCH) and its
+// callback URL, which is checked here (syntax, the address guard, a secret
+// to sign with) so that a bad one is refused at create rather than found
+// when the ask ends.
+func (s *Service) prepareReach(rec *Record, in interaction.AskInput) error {
+	rec.Fingerprint = in.Fingerprint()
+	if in.CallbackURL == "" {
+		return nil
+	}
+	if len(s.cfg.Callbacks.Secret) == 0 {
+		return interaction.Errorf(interaction.InvalidQuestion,
+			"callbackUrl: this server has no SLACKASK_CALLBACK_SECRET, and it never sends an unsigned callback: set the secret on the server, or leave callbackUrl out")
+	}
+	if err := s.cfg.Callbacks.Guard.CheckURL(in.CallbackURL); err != nil {
+		var ie *interaction.Error
+		if errors.As(err, &ie) {
+			return interaction.Errorf(interaction.InvalidQuestion, "%s", ie.Message)
+		}
+		return interaction.Errorf(interaction.InvalidQuestion, "callbackUrl: %v", err)
+	}
+	rec.CallbackURL = in.CallbackURL
+	return nil
+}
+
+// sameRequest refuses a create whose IdempotencyKey names an ask created by
+// another request: returning that ask would let the caller believe it
+// asked something new.
+func sameRequest(existing Record, in interaction.AskInput) error {
+	if existing.Fingerprint == "" || existing.Fingerprint == in.Fingerprint() {
+		return nil
+	}
+	return interaction.Errorf(interaction.IdempotencyMismatch,
+		"idempotencyKey %q was used by ask %s for a different request: use a new key for a new question", in.IdempotencyKey, existing.ID)
+}
+
+// callbackURL is where the ended ask rec is delivered: its own URL, else
+// the server's default; "" for none.
+func (s *Service) callbackURL(rec Record) string {
+	if rec.CallbackURL != "" {
+		return rec.CallbackURL
+	}
+	return s.cfg.Callbacks.DefaultURL
+}
+
+// armCallback, inside the compare-and-set that ends r, starts the durable
+// delivery of r to its callback URL: the delivery state is stored with the
+// end itself, so an end that is stored is delivered even if the process
+// dies right after, and the record is due at once.
+func (s *Service) armCallback(r *Record, now time.Time) {
+	if r.Callback != nil || s.callbackURL(*r) == "" {
+		return
+	}
+	r.Callback = &store.Callback{Next: now}
+	r.WakeAt = now
+}
+
+// dutyCallback names the delivery of ended asks to their callback URLs
+// among the dispatcher's duties.
+const dutyCallback = "callback"
+
+// callbackDuty is the delivery as a dispatcher duty: an ended record whose
+// delivery is not over is due at Callback.Next, on whichever replica
+// claims it, so an attempt survives restarts and is made by one replica
+// at a time.
+func (s *Service) callbackDuty() Duty {
+	return Duty{
+		Name: dutyCallback,
+		When: func(rec Record) time.Time {
+			if !rec.Status.Ended() || rec.Callback.Done() {
+				return time.Time{}
+			}
+			if rec.Callback.Sending.After(rec.Callback.Next) {
+				return rec.Callback.Sending
+			}
+			return rec.Callback.Next
+		},
+		Do: func(ctx context.Context, rec Record) error {
+			_, err := s.deliverCallback(ctx, rec)
+			return err
+		},
+	}
+}
+
+// redactURL replaces raw, a callback URL, in msg by its scheme, host and
+// path: a URL's query often carries a token, and the error is logged and
+// stored.
+func redactURL(msg, raw string) string {
+	u, err := neturl.Parse(raw)
+	if raw == "" || err != nil || (u.RawQuery == "" && u.Fragment == "") {
+		return msg
+	}
+	short := (&neturl.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String() + "?…"
+	msg = strings.ReplaceAll(msg, raw, short)
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
+	}
+	return msg
+}
+
+// callbackDue reports whether rec has a delivery attempt due at now.
+func callbackDue(rec Record, now time.Time) bool {
+	return rec.Status.Ended() && !rec.Callback.Done() && !rec.Callback.Next.After(now) && !rec.Callback.Sending.After(now)
+}
+
+// deliverCallback makes the delivery attempt of the ended ask rec that is
+// due and stores its outcome in rec.Callback: delivered (never sent
+// again), given up (a permanent refusal, or the retry window passed: both
+// logged), or the time of the next attempt, which is also the record's
+// WakeAt. It returns the record as stored. A record whose delivery is not
+// due or is over is returned unchanged. The body is the ask resource as
+// GET /v1/asks/{id} returns it, signed with Callbacks.Secret.
+func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, error) {
+	start := s.now()
+	if !callbackDue(rec, start) {
+		return rec, nil
+	}
+	cb := &s.cfg.Callbacks
+	// Claim the attempt in the record first: a write of the record by
+	// anyone (which moves its WakeAt) or another replica's claim must not
+	// start a second attempt while this one is in flight, or one end
+	// could be delivered twice.
+	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
+		if !callbackDue(*r, start) {
+			return errNoChange
+		}
+		c := *r.Callback
+		c.Sending = start.Add(cb.Deliverer.Timeout() + 5*time.Second)
+		r.Callback = &c
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		return s.store.Get(context.WithoutCancel(ctx), rec.ID)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
+	}
+	url := s.callbackURL(rec)
+	var res webhook.Result
+	body, err := json.Marshal(rec.Ask)
+	switch {
+	case err != nil:
+		res = webhook.Result{Outcome: webhook.Permanent, Err: fmt.Errorf("encode the ask: %w", err)}
+	case url == "":
+		res = webhook.Result{Outcome: webhook.Permanent, Err: errors.New("no callback URL: SLACKASK_CALLBACK_URL was unset since the ask ended")}
+	default:
+		res = cb.Deliverer.Deliver(ctx, url, rec.ID, cb.Secret, body)
+	}
+	now := s.now()
+	out, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		if r.Callback.Done() || r.Callback.Attempts != rec.Callback.Attempts || !r.Callback.Sending.Equal(rec.Callback.Sending) {
+			return errNoChange // another replica's attempt got there first
+		}
+		c := *r.Callback
+		c.Attempts++
+		c.Sending = time.Time{}
+		if c.First.IsZero() {
+			c.First = start
+		}
+		c.Next, c.LastError = time.Time{}, ""
+		switch res.Outcome {
+		case webhook.Delivered:
+			c.Delivered = now
+		case webhook.Permanent:
+			c.GaveUp, c.LastError = true, redactURL(res.Err.Error(), url)
+		default:
+			c.LastError = redactURL(res.Err.Error(), url)
+			at, giveUp := res.RetryAt(cb.Schedule, c.Attempts, c.First, now)
+			if giveUp {
+				c.GaveUp = true
+			} else {
+				c.Next = at
+			}
+		}
+		r.Callback = &c
+		r.WakeAt = c.Next
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		return s.store.Get(context.WithoutCancel(ctx), rec.ID)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
+	}
+	c := out.Callback
+	l := s.log.With().Str("ask", rec.ID).Int("attempt", c.Attempts).Logger()
+	switch {
+	case !c.Delivered.IsZero():
+		l.Info().Msg("callback delivered")
+	case c.GaveUp:
+		l.Error().Str("error", c.LastError).Msg("callback given up")
+	default:
+		l.Warn().Str("error", c.LastError).Time("next", c.Next).Msg("callback failed; will retry")
+	}
+	return out, nil
+}

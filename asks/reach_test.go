@@ -1,0 +1,483 @@
+package asks
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store/memory"
+	"github.com/slackask/slackask/webhook"
+)
+
+// reachSurface is the test surface with permalinks, and posts whose answer
+// can be lost after they landed.
+type reachSurface struct {
+	*surface
+	linkErr error
+	lose    atomic.Int32 // posts that land but whose answer is lost
+	vanish  atomic.Int32 // posts whose answer is lost and that did not land
+	links   atomic.Int32
+}
+
+func (f *reachSurface) Post(ctx context.Context, rec Record) (Posted, error) {
+	if f.vanish.Load() > 0 {
+		f.vanish.Add(-1)
+		return Posted{}, ErrOutcomeUnknown
+	}
+	at, err := f.surface.Post(ctx, rec)
+	if err == nil && f.lose.Load() > 0 {
+		f.lose.Add(-1)
+		f.mu.Lock()
+		f.found[rec.ID] = at.TS
+		f.mu.Unlock()
+		return Posted{}, ErrOutcomeUnknown
+	}
+	return at, err
+}
+
+func (f *reachSurface) Permalink(_ context.Context, channel, ts string) (string, error) {
+	f.links.Add(1)
+	if f.linkErr != nil {
+		return "", f.linkErr
+	}
+	return "https://example.slack.com/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", ""), nil
+}
+
+func newReachRig(t *testing.T, mod func(*Config)) (*Service, *reachSurface) {
+	t.Helper()
+	surf := &reachSurface{surface: newSurface()}
+	cfg := Config{Store: memory.New(), Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()}
+	if mod != nil {
+		mod(&cfg)
+	}
+	svc, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, surf
+}
+
+func TestIdempotencyKeyWithAnotherRequest(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k", Timeout: interaction.Duration(time.Hour)}
+	a, created, err := svc.CreateIdempotent(ctx, in)
+	if err != nil || !created {
+		t.Fatalf("first create: %v %v", created, err)
+	}
+	// The same request, durations spelt alike: the same ask.
+	b, created, err := svc.CreateIdempotent(ctx, in)
+	if err != nil || created || b.ID != a.ID {
+		t.Fatalf("same request: %+v %v %v", b, created, err)
+	}
+	other := in
+	other.Request = interaction.Request{Questions: []interaction.Question{yesNo("c")}}
+	_, _, err = svc.CreateIdempotent(ctx, other)
+	if interaction.ErrorCode(err) != interaction.IdempotencyMismatch || !strings.Contains(err.Error(), a.ID) {
+		t.Fatalf("another request with the key: %v", err)
+	}
+	if n := len(surf.posts); n != 1 {
+		t.Fatalf("%d messages posted", n)
+	}
+}
+
+func TestPermalinkStoredOnce(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	ask, err := svc.Create(context.Background(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "https://example.slack.com/archives/" + chanID + "/p" + strings.ReplaceAll(ask.TS, ".", "")
+	if ask.Permalink != want {
+		t.Fatalf("permalink %q, want %q", ask.Permalink, want)
+	}
+	if got, _ := svc.Get(context.Background(), ask.ID); got.Permalink != want {
+		t.Fatalf("stored permalink %q", got.Permalink)
+	}
+	if n := surf.links.Load(); n != 1 {
+		t.Fatalf("%d chat.getPermalink calls", n)
+	}
+	// A link that cannot be had never fails the ask.
+	surf.linkErr = errors.New("slack is down")
+	ask, err = svc.Create(context.Background(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil || ask.TS == "" || ask.Permalink != "" {
+		t.Fatalf("without a link: %+v, %v", ask, err)
+	}
+}
+
+func TestCallbackURLCheckedAtCreate(t *testing.T) {
+	ctx := context.Background()
+	in := func(url string) interaction.AskInput {
+		return interaction.AskInput{Request: twoQuestions(), CallbackURL: url}
+	}
+	noSecret, _ := newReachRig(t, nil)
+	if _, err := noSecret.Create(ctx, in("https://hooks.example.com/x")); interaction.ErrorCode(err) != interaction.InvalidQuestion ||
+		!strings.Contains(err.Error(), "SLACKASK_CALLBACK_SECRET") || !strings.Contains(err.Error(), "callbackUrl") {
+		t.Fatalf("a callback without a secret: %v", err)
+	}
+	strict, surf := newReachRig(t, func(c *Config) { c.Callbacks.Secret = []byte("s3cret") })
+	for _, u := range []string{"ftp://hooks.example.com/x", "http://127.0.0.1:9/x", "http://169.254.169.254/latest", "http://localhost/x"} {
+		if _, err := strict.Create(ctx, in(u)); interaction.ErrorCode(err) != interaction.InvalidQuestion || !strings.Contains(err.Error(), "callback") {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	if n := len(surf.posts); n != 0 {
+		t.Fatalf("%d refused asks posted", n)
+	}
+	ask, err := strict.Create(ctx, in("https://hooks.example.com/x"))
+	if err != nil || ask.CallbackURL != "https://hooks.example.com/x" {
+		t.Fatalf("a public callback: %+v %v", ask, err)
+	}
+	private, _ := newReachRig(t, func(c *Config) {
+		c.Callbacks.Secret, c.Callbacks.Guard = []byte("s3cret"), webhook.Guard{AllowPrivate: true}
+	})
+	if _, err := private.Create(ctx, in("http://127.0.0.1:9/x")); err != nil {
+		t.Fatalf("loopback with AllowPrivate: %v", err)
+	}
+}
+
+// receiver is a callback endpoint that checks each signature and answers
+// with the statuses queued (200 once they run out).
+type receiver struct {
+	t        *testing.T
+	srv      *httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	hang     int // requests to leave unanswered until the sender gives up
+	got      [][]byte
+	bad      int
+}
+
+func newReceiver(t *testing.T, secret []byte) *receiver {
+	rc := &receiver{t: t}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		if err := webhook.Verify(secret, r.Header, body, time.Now(), 5*time.Minute); err != nil {
+			rc.bad++
+		}
+		rc.got = append(rc.got, body)
+		hang := rc.hang > 0
+		if hang {
+			rc.hang--
+		}
+		status := http.StatusOK
+		if len(rc.statuses) > 0 {
+			status, rc.statuses = rc.statuses[0], rc.statuses[1:]
+		}
+		rc.mu.Unlock()
+		if hang {
+			<-r.Context().Done()
+			return
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) requests() (n, bad int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.got), rc.bad
+}
+
+func TestDeliverCallbackRetriesUntilDelivered(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	rc.statuses = []int{http.StatusInternalServerError}
+	clk := clock.NewFake(time.Now())
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Clock = clk
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
+			Deliverer: webhook.NewDeliverer(webhook.Options{Guard: webhook.Guard{AllowPrivate: true}, Timeout: 200 * time.Millisecond})}
+	})
+	ctx := context.Background()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL + "/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, _ := svc.store.Get(ctx, ask.ID)
+	if pending.Callback != nil {
+		t.Fatalf("a pending ask has a delivery: %+v", pending.Callback)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := svc.store.Get(ctx, ask.ID)
+	if rec.Callback == nil || rec.WakeAt.IsZero() || rec.WakeAt.After(clk.Now()) {
+		t.Fatalf("the end did not arm the delivery: %+v, wake %v", rec.Callback, rec.WakeAt)
+	}
+
+	// 500: retried later.
+	rec, err = svc.deliverCallback(ctx, rec)
+	if err != nil || rec.Callback.Attempts != 1 || rec.Callback.Done() || rec.WakeAt.After(rec.Callback.Next) {
+		t.Fatalf("after a 500: %+v wake %v, %v", rec.Callback, rec.WakeAt, err)
+	}
+	// Not due yet: nothing is sent.
+	if rec, _ = svc.deliverCallback(ctx, rec); rec.Callback.Attempts != 1 {
+		t.Fatalf("an attempt before its time: %+v", rec.Callback)
+	}
+	// A timeout: retried later too.
+	rc.mu.Lock()
+	rc.hang = 1
+	rc.mu.Unlock()
+	clk.Advance(time.Hour)
+	rec, _ = svc.deliverCallback(ctx, rec)
+	if rec.Callback.Attempts != 2 || rec.Callback.Done() || rec.Callback.LastError == "" {
+		t.Fatalf("after a timeout: %+v", rec.Callback)
+	}
+	clk.Advance(time.Hour)
+	rec, _ = svc.deliverCallback(ctx, rec)
+	if rec.Callback.Delivered.IsZero() || rec.Callback.Attempts != 3 {
+		t.Fatalf("after a 200: %+v wake %v", rec.Callback, rec.WakeAt)
+	}
+	// Delivered: never sent again, even when handed the record again.
+	clk.Advance(time.Hour)
+	svc.deliverCallback(ctx, rec)
+	n, bad := rc.requests()
+	if n != 3 || bad != 0 {
+		t.Fatalf("%d requests, %d badly signed", n, bad)
+	}
+	rc.mu.Lock()
+	body := string(rc.got[2])
+	rc.mu.Unlock()
+	if !strings.Contains(body, `"id":"`+ask.ID+`"`) || !strings.Contains(body, `"status":"aborted"`) {
+		t.Fatalf("body %s", body)
+	}
+}
+
+func TestDeliverCallbackGivesUp(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	rc.statuses = []int{http.StatusGone, http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusServiceUnavailable}
+	clk := clock.NewFake(time.Now())
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Clock = clk
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true}, DefaultURL: rc.srv.URL,
+			Schedule: webhook.Schedule{First: time.Minute, Max: time.Minute, GiveUpAfter: 90 * time.Second, Jitter: -1}}
+	})
+	ctx := context.Background()
+	// A permanent refusal (410) stops at once.
+	a := endedAsk(t, svc)
+	if a, _ = svc.deliverCallback(ctx, a); !a.Callback.GaveUp || a.Callback.Attempts != 1 {
+		t.Fatalf("after a 410: %+v", a.Callback)
+	}
+	// 503s until the window closes.
+	b := endedAsk(t, svc)
+	b, _ = svc.deliverCallback(ctx, b)
+	clk.Advance(time.Minute)
+	b, _ = svc.deliverCallback(ctx, b)
+	if b.Callback.Done() {
+		t.Fatalf("given up inside the window: %+v", b.Callback)
+	}
+	clk.Advance(time.Minute)
+	if b, _ = svc.deliverCallback(ctx, b); !b.Callback.GaveUp || b.Callback.Attempts != 3 {
+		t.Fatalf("after the window: %+v", b.Callback)
+	}
+}
+
+func endedAsk(t *testing.T, svc *Service) Record {
+	t.Helper()
+	ctx := context.Background()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := svc.store.Get(ctx, ask.ID)
+	if err != nil || rec.Callback == nil {
+		t.Fatalf("%+v %v", rec.Callback, err)
+	}
+	return rec
+}
+
+// A post that landed but whose answer was lost keeps its ask: the message
+// is found and adopted, a retry with the key posts nothing, and clicks on
+// the message work.
+func TestUnknownPostOutcomeAdoptsTheMessage(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	surf.lose.Store(1)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "slow"}
+	ask, created, err := svc.CreateIdempotent(ctx, in)
+	if err != nil || !created || ask.TS != "" || ask.Status != interaction.StatusPending {
+		t.Fatalf("create: %+v %v %v", ask, created, err)
+	}
+	var rec Record
+	waitFor(t, "the message adopted", func() bool {
+		rec, _ = svc.store.Get(ctx, ask.ID)
+		return rec.TS != ""
+	})
+	again, created, err := svc.CreateIdempotent(ctx, in)
+	if err != nil || created || again.ID != ask.ID || again.TS != rec.TS {
+		t.Fatalf("retry: %+v %v %v", again, created, err)
+	}
+	if n := surf.count(&surf.posts, ask.ID); n != 1 {
+		t.Fatalf("%d messages posted", n)
+	}
+	if rec.Permalink == "" {
+		t.Fatal("no permalink for the adopted message")
+	}
+	a := click(rec.Ask, alice)
+	a.Rev = rec.Rev
+	if _, err := svc.Select(ctx, a, 0, []int{0}); err != nil {
+		t.Fatalf("click: %v", err)
+	}
+	svc.bg.Wait()
+}
+
+// A post whose answer was lost and that did not land is posted once.
+func TestUnknownPostOutcomePostsOnce(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	surf.vanish.Store(1)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "lost"}
+	ask, err := svc.Create(ctx, in)
+	if err != nil || ask.TS != "" {
+		t.Fatalf("create: %+v %v", ask, err)
+	}
+	// Retries while it is being resolved return the same ask.
+	for range 3 {
+		if again, err := svc.Create(ctx, in); err != nil || again.ID != ask.ID {
+			t.Fatalf("retry: %+v %v", again, err)
+		}
+	}
+	waitFor(t, "the message posted", func() bool {
+		rec, _ := svc.store.Get(ctx, ask.ID)
+		return rec.TS != ""
+	})
+	svc.bg.Wait()
+	if n := surf.count(&surf.posts, ask.ID); n != 1 {
+		t.Fatalf("%d messages posted", n)
+	}
+}
+
+// Only a definite refusal drops the ask; an unknown outcome never does.
+func TestRefusedPostStillDrops(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	surf.postErr = interaction.Errorf(interaction.SlackError, "channel_not_found")
+	_, err := svc.Create(context.Background(), interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "x"})
+	if interaction.ErrorCode(err) != interaction.SlackError {
+		t.Fatalf("err = %v", err)
+	}
+	if asks, _ := svc.List(context.Background(), interaction.ListFilter{}); len(asks) != 0 {
+		t.Fatalf("%d asks kept", len(asks))
+	}
+}
+
+// The dispatcher delivers an ended ask's callback, retrying a 500, and
+// never again after the 2xx.
+func TestDispatcherDeliversCallbacks(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	rc.statuses = []int{http.StatusInternalServerError}
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
+			Schedule: webhook.Schedule{First: 50 * time.Millisecond, Max: 50 * time.Millisecond, GiveUpAfter: time.Minute, Jitter: -1}}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	waitFor(t, "the callback delivered", func() bool {
+		rec, _ = svc.store.Get(ctx, ask.ID)
+		return !rec.Callback.Delivered.IsZero()
+	})
+	// Another ask's delivery is a later event: by then the first one's
+	// would have been sent again if it were.
+	other, _ := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	svc.Withdraw(ctx, other.ID)
+	waitFor(t, "the second callback delivered", func() bool {
+		r, _ := svc.store.Get(ctx, other.ID)
+		return !r.Callback.Delivered.IsZero()
+	})
+	if n, bad := rc.requests(); n != 3 || bad != 0 || rec.Callback.Attempts != 2 {
+		t.Fatalf("%d requests (%d badly signed), %d attempts", n, bad, rec.Callback.Attempts)
+	}
+}
+
+// A retried create that finds the ask without a ts leaves it alone while a
+// post of it may still be in flight (in another process), and settles it
+// once no post can be.
+func TestRetryResolvesOnlyAfterPostsEnded(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	svc, surf := newReachRig(t, func(c *Config) { c.Clock = clk })
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "elsewhere"}
+	rec := Record{Ask: interaction.Ask{ID: "aelsewhere", Status: interaction.StatusPending, Questions: in.Questions,
+		Channel: chanID, CreatedAt: clk.Now()}, IdempotencyKey: in.IdempotencyKey, Fingerprint: in.Fingerprint(), Rev: 1}
+	if _, _, err := svc.store.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := svc.Create(ctx, in); err != nil || a.ID != rec.ID {
+		t.Fatalf("retry: %+v %v", a, err)
+	}
+	svc.bg.Wait()
+	if n := surf.count(&surf.posts, rec.ID); n != 0 {
+		t.Fatalf("%d posts while another process may be posting", n)
+	}
+	clk.Advance(time.Minute)
+	if _, err := svc.Create(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	svc.bg.Wait()
+	if n := surf.count(&surf.posts, rec.ID); n != 1 {
+		t.Fatalf("%d posts after the post timeout", n)
+	}
+}
+
+func TestCallbackErrorsHideTheQuery(t *testing.T) {
+	got := redactURL(`webhook: deliver: Post "https://hooks.example.com/x?token=SECRET123": dial tcp: refused`, "https://hooks.example.com/x?token=SECRET123")
+	if strings.Contains(got, "SECRET123") || !strings.Contains(got, "https://hooks.example.com/x") {
+		t.Fatalf("redacted: %s", got)
+	}
+}
+
+// A retried create that finds the ask without a ts adopts its message at
+// once when the message exists (its creator died between the post and
+// storing the ts), however young the ask.
+func TestRetryAdoptsAPostedMessageAtOnce(t *testing.T) {
+	svc, surf := newReachRig(t, nil)
+	ctx := context.Background()
+	in := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "died"}
+	rec := Record{Ask: interaction.Ask{ID: "adied", Status: interaction.StatusPending, Questions: in.Questions,
+		Channel: chanID, CreatedAt: time.Now()}, IdempotencyKey: in.IdempotencyKey, Fingerprint: in.Fingerprint(), Rev: 1}
+	if _, _, err := svc.store.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	surf.mu.Lock()
+	surf.found[rec.ID] = "1700000000.000042"
+	surf.mu.Unlock()
+	if _, err := svc.Create(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	svc.bg.Wait()
+	if got, _ := svc.store.Get(ctx, rec.ID); got.TS != "1700000000.000042" || got.Permalink == "" {
+		t.Fatalf("not adopted: ts %q permalink %q", got.TS, got.Permalink)
+	}
+	if n := surf.count(&surf.posts, rec.ID); n != 0 {
+		t.Fatalf("%d posts", n)
+	}
+}
