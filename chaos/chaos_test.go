@@ -954,7 +954,7 @@ func (ru *run) check(ctx context.Context) {
 
 	for _, x := range synced {
 		id, status, _ := strings.Cut(x, " ")
-		add("message matches the record", id, 0, "20 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one)", status)
+		add("message matches the record", id, 0, "60 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one)", status)
 	}
 
 	// 4. No ask ended twice: the message, once drawn ended, never shows
@@ -1001,13 +1001,14 @@ func (ru *run) check(ctx context.Context) {
 	}
 }
 
-// settle waits up to 20 s, before the final restart, until every ask's
+// settle waits up to 60 s (a retry backing off from a 20 s outage may
+// come 30 s after it ended), before the final restart, until every ask's
 // message agrees with its record: drawn ended (no controls) once the ask
 // ended, with controls while it is pending. It returns "id status" of the
 // asks whose message still disagrees, so that a message update given up (rather than
 // retried until it lands) is found without a restart's resync hiding it.
 func (ru *run) settle(ctx context.Context) []string {
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		listed, err := ru.r.listAsks(lctx)
