@@ -250,12 +250,9 @@ func (s *Service) Check(ctx context.Context, a Act) (Record, error) {
 // that ends the ask is followed by the end's effects (waiters, counters,
 // the message update); one that alters what the message shows queues the
 // update. On refusal the record is the one the act was judged on.
-func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, _ error) {
-	// A click on an older rendering resyncs the message, unless the click
-	// itself changed the record (its change brings the message in step).
-	applied := false
+func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (out Record, err error) {
 	defer func() {
-		if !applied {
+		if err != nil { // refused or ended: the act changed nothing
 			s.resyncStale(a, &out)
 		}
 	}()
@@ -274,7 +271,6 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 		})
 		switch {
 		case err == nil:
-			applied = true
 			if rec.Status.Ended() {
 				s.ended(rec) // admit refuses ended asks: this act ended it
 			} else if !rec.Synced {

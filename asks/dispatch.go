@@ -237,8 +237,7 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 	s := c.s
 	now := s.now()
 	if !rec.Status.Ended() {
-		switch {
-		case rec.TS == "" && !rec.CreatedAt.Add(postGrace).After(now):
+		if rec.TS == "" && !rec.CreatedAt.Add(postGrace).After(now) {
 			if err := s.postLeft(ctx, rec); err != nil {
 				c.failed(rec.ID, dutyPost)
 				s.log.Error().Err(err).Str("ask", rec.ID).Msg("post of an ask left unposted failed")

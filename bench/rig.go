@@ -291,8 +291,7 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 		"SLACK_BOT_TOKEN="+botToken, "SLACK_APP_TOKEN="+appToken, "SLACK_API_URL="+fake.APIURL(),
 		"SLACKASK_CHANNEL="+o.channel, "SLACKASK_HTTP_ADDR="+addr, "SLACKASK_DATABASE="+o.db,
 		"SLACKASK_LOG_LEVEL=info", "SLACKASK_LOG_FORMAT=json",
-		// One connection, as the old build, Bolt and the floor keep.
-		"SLACKASK_SOCKET_CONNECTIONS=1")
+		"SLACKASK_SOCKET_CONNECTIONS=1") // one connection, as each client it is compared with
 	cmd.Env = append(cmd.Env, o.extra...)
 	p, err := startProc("slackask", cmd)
 	if err != nil {

@@ -141,8 +141,10 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		err = e
 	}
 	bg.Wait()
-	b.handlers.Wait()
+	// The queue first: its jobs start handlers (reports), which must all
+	// be added before handlers.Wait begins.
 	b.queue.wait()
+	b.handlers.Wait()
 	return err
 }
 

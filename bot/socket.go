@@ -186,8 +186,11 @@ type socketConn struct {
 	refresh     chan struct{}
 	refreshOnce sync.Once
 
+	readerDone chan struct{} // closed when the connection's reader returned
+
 	mu        sync.Mutex
 	unsettled int           // envelopes handed over and not yet acked or dropped
+	closeSent bool          // the websocket close frame was written
 	idle      chan struct{} // closed when unsettled drops to 0 while closing
 }
 
@@ -199,13 +202,33 @@ func (c *socketConn) track() (release func()) {
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		defer c.mu.Unlock()
 		c.unsettled--
-		if c.unsettled == 0 && c.idle != nil {
+		last := c.unsettled == 0 && c.idle != nil
+		if last {
 			close(c.idle)
 			c.idle = nil
 		}
+		c.mu.Unlock()
+		if last {
+			// The close frame follows the last ack at once, before the
+			// peer, woken by that ack, can pick this connection again.
+			c.sendClose()
+		}
 	}
+}
+
+// sendClose writes the websocket close frame, once.
+func (c *socketConn) sendClose() error {
+	c.mu.Lock()
+	sent := c.closeSent
+	c.closeSent = true
+	c.mu.Unlock()
+	if sent {
+		return nil
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeTimeout))
 }
 
 // closeWhenSettled closes the connection once every envelope read from it
@@ -213,6 +236,7 @@ func (c *socketConn) track() (release func()) {
 // ctx ends.
 func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration) {
 	defer c.close()
+	defer c.closeHandshake()
 	c.mu.Lock()
 	if c.unsettled == 0 {
 		c.mu.Unlock()
@@ -229,6 +253,34 @@ func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration
 	select {
 	case <-idle:
 	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// closeHandshakeWait bounds the wait for the peer's close frame.
+const closeHandshakeWait = time.Second
+
+// closeHandshake ends a connection that is still read the websocket way:
+// a close frame, then reading on until the peer's close frame ends the
+// reader. Closing the TCP connection with frames still unread would send
+// a reset, which can make the peer discard acks it received but had not
+// read yet.
+func (c *socketConn) closeHandshake() {
+	if c.readerDone == nil {
+		return
+	}
+	select {
+	case <-c.readerDone:
+		return
+	default:
+	}
+	if err := c.sendClose(); err != nil {
+		return
+	}
+	t := time.NewTimer(closeHandshakeWait)
+	defer t.Stop()
+	select {
+	case <-c.readerDone:
 	case <-t.C:
 	}
 }
@@ -298,6 +350,7 @@ type inbound struct {
 	id        string
 	frame     *bytes.Buffer // from readFrame; the dispatcher releases it
 	acked     bool
+	release   func() // counts the envelope settled on its connection; nil when acked
 	closeConn bool
 }
 
@@ -313,14 +366,22 @@ type inbound struct {
 // so a refresh never leaves this Socket without a connection.
 func (s *Socket) Run(ctx context.Context) error {
 	in := make(chan inbound, inboundBuffer)
+	// wctx outlives ctx by settleWait: envelopes read before a shutdown
+	// are still handled, stored and acked on their connection (Slack
+	// never resends them), while the connections close as soon as
+	// nothing read from them is unsettled.
+	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer wcancel()
+	stopLinger := context.AfterFunc(ctx, func() { time.AfterFunc(settleWait, wcancel) })
+	defer stopLinger()
 	var dispatcher, closers, readers sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
 			if f.closeConn {
-				closers.Go(func() { f.conn.closeWhenSettled(ctx, settleWait) })
+				closers.Go(func() { f.conn.closeWhenSettled(wctx, settleWait) })
 				continue
 			}
-			s.dispatch(ctx, f, len(in) >= backlogged)
+			s.dispatch(wctx, f, len(in) >= backlogged)
 		}
 	})
 	defer func() {
@@ -351,7 +412,7 @@ func (s *Socket) Run(ctx context.Context) error {
 		conn.refresh = make(chan struct{})
 		ended := make(chan error, 1)
 		readers.Go(func() {
-			err := s.read(ctx, conn, in, &closers)
+			err := s.read(ctx, wctx, conn, in, &closers)
 			in <- inbound{conn: conn, closeConn: true}
 			ended <- err
 		})
@@ -402,7 +463,7 @@ func (s *Socket) openSocket(ctx context.Context) (*socketConn, error) {
 		return nil, fmt.Errorf("socket mode dial: %w", err)
 	}
 	ws.SetReadLimit(maxFrameBytes)
-	return &socketConn{ws: ws}, nil
+	return &socketConn{ws: ws, readerDone: make(chan struct{})}, nil
 }
 
 // fatalConnectError reports whether Slack refused the app token, as
@@ -433,9 +494,21 @@ func connectWait(b *backoff.Backoff, err error) time.Duration {
 // reconnect or ctx ends, and returns why. It acks each envelope that
 // cannot be a view_submission as soon as it has its id, then hands the
 // envelope to the dispatcher.
-func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound, closers *sync.WaitGroup) error {
-	stop := context.AfterFunc(ctx, c.close)
-	defer stop()
+func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inbound, closers *sync.WaitGroup) error {
+	// At shutdown (ctx) the connection is closed once the envelopes read
+	// from it are settled; until then it is still read, and what it
+	// brings is handled (on wctx) and acked.
+	closing := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closing)
+		c.closeWhenSettled(wctx, settleWait)
+	})
+	defer func() {
+		if !stop() {
+			<-closing
+		}
+	}()
+	defer close(c.readerDone) // before waiting for closing: its handshake waits for it
 	defer func() {
 		if c.helloed {
 			s.live.Add(-1)
@@ -462,7 +535,7 @@ func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound, clo
 		frame := buf.Bytes()
 		id := envelopeID(frame)
 		if id == "" {
-			err := s.onControlFrame(ctx, c, frame, closers)
+			err := s.onControlFrame(wctx, c, frame, closers)
 			releaseFrame(buf)
 			if err != nil {
 				return err
@@ -470,18 +543,26 @@ func (s *Socket) read(ctx context.Context, c *socketConn, in chan<- inbound, clo
 			continue
 		}
 		s.envelopes.Add(1)
+		s.Log.Debug().Str("envelope", id).Bool("stopping", ctx.Err() != nil).Msg("envelope read")
 		f := inbound{conn: c, id: id, frame: buf}
 		if !ackAfterDecode(frame) {
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
 			f.acked = true
+		} else {
+			// Counted unsettled from the moment it is read, so that a
+			// shutdown's closer never closes the connection under it.
+			f.release = c.track()
 		}
 		select {
 		case in <- f:
-		case <-ctx.Done():
+		case <-wctx.Done():
 			releaseFrame(buf)
-			return ctx.Err()
+			if f.release != nil {
+				f.release()
+			}
+			return wctx.Err()
 		}
 	}
 }
@@ -528,7 +609,7 @@ func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	if !f.acked {
 		conn, id := f.conn, f.id
 		env.ackFn = func(payload any) error { return conn.ack(id, payload) }
-		env.release = conn.track()
+		env.release = f.release
 	}
 	slotted := !behind && s.Slots != nil
 	if slotted && !s.Slots.Acquire(ctx) {
