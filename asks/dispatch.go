@@ -32,8 +32,10 @@ const (
 	// due: longer than any post in flight takes (a replica that died
 	// between storing an ask and posting it leaves it to another).
 	postGrace = 45 * time.Second
-	// retryMax caps the pause between attempts of a failing duty.
-	retryMax = 2 * time.Minute
+	// retryMax caps the pause between attempts of a failing duty: a
+	// message left showing live buttons after an outage is fixed within
+	// this of Slack coming back.
+	retryMax = 30 * time.Second
 )
 
 // Duty is work the dispatcher does for a record when it comes due, besides
@@ -171,7 +173,14 @@ func (c *dispatcher) failed(id, duty string) {
 		st = &retryState{b: backoff.Backoff{Min: time.Second, Max: retryMax}}
 		c.retry[k] = st
 	}
-	st.at = c.s.now().Add(st.b.Next())
+	now := c.s.now()
+	if now.Before(st.at) {
+		// Another path's attempt failed before the paced one was due
+		// (the syncer and the dispatcher both try): one outage is one
+		// step of the backoff, not one per caller.
+		return
+	}
+	st.at = now.Add(st.b.Next())
 }
 
 func (c *dispatcher) succeeded(id, duty string) {

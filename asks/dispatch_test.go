@@ -406,3 +406,34 @@ func TestSoleProcessPostsLeftAsksAtStart(t *testing.T) {
 		}
 	})
 }
+
+// Failures of one duty that come before its paced attempt was due (the
+// syncer and the dispatcher both try during one outage) are one step of
+// the backoff, and no pause exceeds retryMax: a message left stale by an
+// outage is retried within retryMax of Slack coming back.
+func TestRetryPacingOneStepPerOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil)
+		c := r.svcs[0].sched
+		at := func() time.Duration {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.retry[retryKey{"a1", dutySync}].at.Sub(time.Now())
+		}
+		c.failed("a1", dutySync)
+		first := at()
+		for range 6 {
+			c.failed("a1", dutySync)
+		}
+		if got := at(); got != first {
+			t.Fatalf("six failures before the paced attempt moved it from %v to %v", first, got)
+		}
+		for range 20 {
+			time.Sleep(at())
+			c.failed("a1", dutySync)
+			if got := at(); got > retryMax+retryMax/5 {
+				t.Fatalf("pause %v over retryMax %v", got, retryMax)
+			}
+		}
+	})
+}

@@ -1,7 +1,6 @@
 package blocks
 
 import (
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/yuin/goldmark/parser"
 	gmtext "github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/slackask/slackask/interaction"
 )
 
 // This file converts Markdown as agents write it (CommonMark with
@@ -407,26 +408,10 @@ func linkTok(dest, label string) []tok {
 	return []tok{{s: s, label: escape(label)}}
 }
 
-// safeLink returns dest as it goes inside <…>: an absolute http, https or
-// mailto URL without white space, with &, <, > escaped and | encoded.
+// safeLink returns dest as it goes inside <…>: a link URL
+// (interaction.IsLinkURL) with &, <, > escaped and | encoded.
 func safeLink(dest string) (string, bool) {
-	if dest == "" || strings.ContainsFunc(dest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return "", false
-	}
-	p, err := url.Parse(dest)
-	if err != nil {
-		return "", false
-	}
-	switch strings.ToLower(p.Scheme) {
-	case "http", "https":
-		if p.Host == "" {
-			return "", false
-		}
-	case "mailto":
-		if p.Opaque == "" {
-			return "", false
-		}
-	default:
+	if !interaction.IsLinkURL(dest) {
 		return "", false
 	}
 	return escape(strings.ReplaceAll(dest, "|", "%7C")), true

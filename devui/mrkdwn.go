@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"html"
 	"html/template"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/slackask/slackask/interaction"
 )
 
 // Names resolves the ids that mrkdwn mentions to what a Slack client shows,
@@ -303,30 +304,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// safeURL returns u when it is an absolute http, https or mailto URL
-// without white space or control characters.
-func safeURL(u string) (string, bool) {
-	if u == "" || strings.ContainsFunc(u, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return "", false
-	}
-	p, err := url.Parse(u)
-	if err != nil {
-		return "", false
-	}
-	switch strings.ToLower(p.Scheme) {
-	case "http", "https":
-		if p.Host == "" {
-			return "", false
-		}
-	case "mailto":
-		if p.Opaque == "" {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	return u, true
-}
+// safeURL returns u when it may be shown as a link
+// (interaction.IsLinkURL).
+func safeURL(u string) (string, bool) { return u, interaction.IsLinkURL(u) }
 
 // date renders <!date^UNIX^FORMAT[^LINK]|fallback> in Names' time zone.
 func (n Names) date(b *strings.Builder, target, fallback string) {

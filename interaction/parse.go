@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // MaxCustomLen is the most characters of "Other…" free text a person may
@@ -263,4 +265,25 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// IsLinkURL reports whether u may be shown as a link: an absolute http or
+// https URL with a host, or a mailto URL, without white space or control
+// characters. Anything else (javascript:, relative, data:) is shown as
+// text.
+func IsLinkURL(u string) bool {
+	if u == "" || strings.ContainsFunc(u, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return false
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(p.Scheme) {
+	case "http", "https":
+		return p.Host != ""
+	case "mailto":
+		return p.Opaque != ""
+	}
+	return false
 }

@@ -82,3 +82,15 @@ func TestCheckFields(t *testing.T) {
 		}
 	}
 }
+
+func TestIsLinkURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://example.com/x?y=1": true, "http://a.b": true, "mailto:ops@example.com": true,
+		"javascript:alert(1)": false, "/relative": false, "https://": false, "mailto:": false,
+		"https://a.b/x y": false, "https://a.b/\x00": false, "data:text/html,x": false, "": false,
+	} {
+		if IsLinkURL(u) != want {
+			t.Errorf("IsLinkURL(%q) = %v, want %v", u, !want, want)
+		}
+	}
+}

@@ -114,30 +114,30 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	const op = "postgres open"
 	if !IsURL(rawURL) {
-		return nil, wrap(ctx, op, errors.New("want a postgres:// or postgresql:// URL"))
+		return nil, store.WrapErr(ctx, op, errors.New("want a postgres:// or postgresql:// URL"))
 	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's message may quote the URL: keep only that it failed.
-		return nil, wrap(ctx, op, errors.New("the URL does not parse as a PostgreSQL connection string"))
+		return nil, store.WrapErr(ctx, op, errors.New("the URL does not parse as a PostgreSQL connection string"))
 	}
 	if o.schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		pool.Close()
-		return nil, wrap(ctx, op, fmt.Errorf("connect to %s: %w", redact(rawURL), err))
+		return nil, store.WrapErr(ctx, op, fmt.Errorf("connect to %s: %w", redact(rawURL), err))
 	}
 	schema, err := migrate(ctx, conn.Conn(), o.schema)
 	conn.Release()
 	if err != nil {
 		pool.Close()
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	lctx, stop := context.WithCancel(context.Background())
 	s := &Store{
@@ -159,7 +159,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		stop()
 		<-s.listenDone
 		pool.Close()
-		return nil, wrap(ctx, op, fmt.Errorf("listen: %w", err))
+		return nil, store.WrapErr(ctx, op, fmt.Errorf("listen: %w", err))
 	}
 	return s, nil
 }
@@ -258,37 +258,6 @@ func parseNotification(payload string) (store.Change, bool) {
 
 var errClosed = interaction.Errorf(interaction.Internal, "postgres store: closed")
 
-// dbError is a database failure: an INTERNAL *interaction.Error that keeps
-// its cause in the chain.
-type dbError struct {
-	coded *interaction.Error
-	cause error
-}
-
-func (e *dbError) Error() string   { return e.coded.Error() }
-func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
-
-func internal(cause error, format string, args ...any) error {
-	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
-}
-
-// wrap names the operation in err. store.ErrExists and coded errors (among
-// them store.ErrNotFound) pass as they are, a done context gives its own
-// error, and anything else becomes an INTERNAL *interaction.Error.
-func wrap(ctx context.Context, op string, err error) error {
-	var coded *interaction.Error
-	switch {
-	case errors.Is(err, store.ErrExists), errors.As(err, &coded):
-	case ctx.Err() != nil:
-		if !errors.Is(err, ctx.Err()) {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-	default:
-		err = internal(err, "%v", err)
-	}
-	return fmt.Errorf("%s: %w", op, err)
-}
-
 // check fails calls on a closed store and with a done context.
 func (s *Store) check(ctx context.Context) error {
 	if s.closed.Load() {
@@ -313,10 +282,10 @@ func scanRecord(row pgx.Row) (store.Record, error) {
 	}
 	var r store.Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return store.Record{}, internal(err, "corrupt record %q: %v", id, err)
+		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
 	}
 	if r.ID != id {
-		return store.Record{}, internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
 	}
 	r.Version = version
 	r.WakeAt = time.Time{}
@@ -382,7 +351,7 @@ func nullString(s string) *string {
 func encode(r store.Record) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return "", internal(err, "encode record %q: %v", r.ID, err)
+		return "", store.Internal(err, "encode record %q: %v", r.ID, err)
 	}
 	return string(b), nil
 }
@@ -394,13 +363,13 @@ func encode(r store.Record) (string, error) {
 func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
 	op := fmt.Sprintf("postgres create %q", r.ID)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, false, wrap(ctx, op, err)
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	r = store.Clone(r)
 	r.Version = 1
 	data, err := encode(r)
 	if err != nil {
-		return store.Record{}, false, wrap(ctx, op, err)
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	// A conflict on the key whose record is deleted before it is read
 	// freed the key: insert again.
@@ -411,44 +380,44 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 			r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
 		if err != nil {
-			return store.Record{}, false, wrap(ctx, op, err)
+			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
 		if tag.RowsAffected() == 1 {
 			return r, true, nil
 		}
 		if r.IdempotencyKey == "" {
-			return store.Record{}, false, wrap(ctx, op, store.ErrExists)
+			return store.Record{}, false, store.WrapErr(ctx, op, store.ErrExists)
 		}
 		existing, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE idempotency_key = $1", r.IdempotencyKey))
 		switch {
 		case err == nil:
 			return existing, false, nil
 		case !errors.Is(err, pgx.ErrNoRows):
-			return store.Record{}, false, wrap(ctx, op, err)
+			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
 		var taken bool
 		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM asks WHERE id = $1)", r.ID).Scan(&taken); err != nil {
-			return store.Record{}, false, wrap(ctx, op, err)
+			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
 		if taken {
-			return store.Record{}, false, wrap(ctx, op, store.ErrExists)
+			return store.Record{}, false, store.WrapErr(ctx, op, store.ErrExists)
 		}
 	}
-	return store.Record{}, false, wrap(ctx, op, internal(nil, "idempotency key %q: conflicting writes kept the insert from settling", r.IdempotencyKey))
+	return store.Record{}, false, store.WrapErr(ctx, op, store.Internal(nil, "idempotency key %q: conflicting writes kept the insert from settling", r.IdempotencyKey))
 }
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	op := fmt.Sprintf("postgres get %q", id)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	r, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	return r, nil
 }
@@ -461,11 +430,11 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
 	op := fmt.Sprintf("postgres update %q", id)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	// The pool drops a connection that comes back inside a transaction,
 	// so an error anywhere below never leaks an open one.
@@ -480,7 +449,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return store.Record{}, fnErr
 	}
 	if err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	return out, nil
 }
@@ -526,7 +495,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	br = conn.SendBatch(ctx, write)
 	tag, err := br.Exec()
 	if err == nil && tag.RowsAffected() != 1 {
-		err = internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
+		err = store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
 	}
 	if err == nil {
 		_, err = br.Exec()
@@ -545,14 +514,14 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 func (s *Store) Delete(ctx context.Context, id string) error {
 	op := fmt.Sprintf("postgres delete %q", id)
 	if err := s.check(ctx); err != nil {
-		return wrap(ctx, op, err)
+		return store.WrapErr(ctx, op, err)
 	}
 	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE id = $1", id)
 	if err != nil {
-		return wrap(ctx, op, err)
+		return store.WrapErr(ctx, op, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return wrap(ctx, op, store.ErrNotFound)
+		return store.WrapErr(ctx, op, store.ErrNotFound)
 	}
 	return nil
 }
@@ -561,7 +530,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
 	const op = "postgres list"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	var (
 		where []string
@@ -590,11 +559,11 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	q += fmt.Sprintf("ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	return rs, nil
 }
@@ -603,15 +572,15 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	const op = "postgres pending"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rows, err := s.pool.Query(ctx, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id")
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	return rs, nil
 }
@@ -620,11 +589,11 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	const op = "postgres prune"
 	if err := s.check(ctx); err != nil {
-		return 0, wrap(ctx, op, err)
+		return 0, store.WrapErr(ctx, op, err)
 	}
 	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < $1", nanos(t))
 	if err != nil {
-		return 0, wrap(ctx, op, err)
+		return 0, store.WrapErr(ctx, op, err)
 	}
 	return int(tag.RowsAffected()), nil
 }
@@ -637,7 +606,7 @@ const secretLen = 32
 func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	op := fmt.Sprintf("postgres secret %q", name)
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	var k []byte
 	err := s.pool.QueryRow(ctx, "SELECT value FROM secrets WHERE name = $1", name).Scan(&k)
@@ -649,10 +618,10 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 		}
 	}
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	if len(k) != secretLen {
-		return nil, wrap(ctx, op, internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
+		return nil, store.WrapErr(ctx, op, store.Internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
 	}
 	return k, nil
 }
@@ -664,7 +633,7 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
 	const op = "postgres claim due"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	if limit <= 0 {
 		return nil, nil
@@ -700,10 +669,10 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 				return err
 			}
 			if err := json.Unmarshal(data, &c.r); err != nil {
-				return internal(err, "corrupt record %q: %v", id, err)
+				return store.Internal(err, "corrupt record %q: %v", id, err)
 			}
 			if c.r.ID != id {
-				return internal(nil, "corrupt record %q: it holds id %q", id, c.r.ID)
+				return store.Internal(nil, "corrupt record %q: it holds id %q", id, c.r.ID)
 			}
 			c.r.Version, c.r.WakeAt = version, time.Unix(0, wake)
 			cs = append(cs, c)
@@ -711,7 +680,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].was != cs[j].was {
@@ -735,11 +704,11 @@ func (s *Store) Watch(fn func(store.Change)) (stop func()) { return s.hub.Watch(
 func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
 	op := fmt.Sprintf("postgres lease %q", name)
 	if err := s.check(ctx); err != nil {
-		return false, wrap(ctx, op, err)
+		return false, store.WrapErr(ctx, op, err)
 	}
 	if ttl <= 0 {
 		if _, err := s.pool.Exec(ctx, "DELETE FROM leases WHERE name = $1 AND holder = $2", name, holder); err != nil {
-			return false, wrap(ctx, op, err)
+			return false, store.WrapErr(ctx, op, err)
 		}
 		return false, nil
 	}
@@ -754,7 +723,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 		return false, nil
 	}
 	if err != nil {
-		return false, wrap(ctx, op, err)
+		return false, store.WrapErr(ctx, op, err)
 	}
 	return held, nil
 }

@@ -224,20 +224,20 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	op := fmt.Sprintf("sqlite open %s", path)
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
-		return nil, wrap(ctx, op, errors.New("want the path of a database file (for a store in memory, use store/memory)"))
+		return nil, store.WrapErr(ctx, op, errors.New("want the path of a database file (for a store in memory, use store/memory)"))
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	lock, err := lockFile(abs)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	s, err := open(ctx, abs, o)
 	if err != nil {
 		_ = lock.Close()
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	s.lock = lock
 	go s.checkpoints()
@@ -333,37 +333,6 @@ func (s *Store) Path() string { return s.path }
 
 var errClosed = interaction.Errorf(interaction.Internal, "sqlite store: closed")
 
-// dbError is a database failure: an INTERNAL *interaction.Error that keeps
-// its cause in the chain.
-type dbError struct {
-	coded *interaction.Error
-	cause error
-}
-
-func (e *dbError) Error() string   { return e.coded.Error() }
-func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
-
-func internal(cause error, format string, args ...any) error {
-	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
-}
-
-// wrap names the operation in err. store.ErrExists and coded errors (among
-// them store.ErrNotFound) pass as they are, a done context gives its own
-// error, and anything else becomes an INTERNAL *interaction.Error.
-func wrap(ctx context.Context, op string, err error) error {
-	var coded *interaction.Error
-	switch {
-	case errors.Is(err, store.ErrExists), errors.As(err, &coded):
-	case ctx.Err() != nil:
-		if !errors.Is(err, ctx.Err()) {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-	default:
-		err = internal(err, "%v", err)
-	}
-	return fmt.Errorf("%s: %w", op, err)
-}
-
 // check fails calls on a closed store and with a done context.
 func (s *Store) check(ctx context.Context) error {
 	if s.closed.Load() {
@@ -420,10 +389,10 @@ func scanRecord(sc scanner) (store.Record, error) {
 	}
 	var r store.Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return store.Record{}, internal(err, "corrupt record %q: %v", id, err)
+		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
 	}
 	if r.ID != id {
-		return store.Record{}, internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
 	}
 	r.Version = version
 	r.WakeAt = time.Time{}
@@ -481,7 +450,7 @@ func boolInt(b bool) int64 {
 func encode(r store.Record) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return "", internal(err, "encode record %q: %v", r.ID, err)
+		return "", store.Internal(err, "encode record %q: %v", r.ID, err)
 	}
 	return string(b), nil
 }
@@ -490,13 +459,13 @@ func encode(r store.Record) (string, error) {
 func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
 	op := fmt.Sprintf("sqlite create %q", r.ID)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, false, wrap(ctx, op, err)
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	r = store.Clone(r)
 	r.Version = 1
 	data, err := encode(r)
 	if err != nil {
-		return store.Record{}, false, wrap(ctx, op, err)
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	var (
 		existing store.Record
@@ -529,7 +498,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		return err
 	})
 	if err != nil {
-		return store.Record{}, false, wrap(ctx, op, err)
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	if found {
 		return existing, false, nil
@@ -542,14 +511,14 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	op := fmt.Sprintf("sqlite get %q", id)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	r, err := scanRecord(s.st.rByID.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	return r, nil
 }
@@ -560,7 +529,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
 	op := fmt.Sprintf("sqlite update %q", id)
 	if err := s.check(ctx); err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	var (
 		out   store.Record
@@ -596,7 +565,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n != 1 {
-			return internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
+			return store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
 		}
 		// fn may keep the pointer it was given: return a copy of our own.
 		out = store.Clone(next)
@@ -607,7 +576,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return store.Record{}, fnErr
 	}
 	if err != nil {
-		return store.Record{}, wrap(ctx, op, err)
+		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	s.cache.put(out)
 	return out, nil
@@ -650,7 +619,7 @@ func sameIndexedColumns(a, b store.Record) bool {
 func (s *Store) Delete(ctx context.Context, id string) error {
 	op := fmt.Sprintf("sqlite delete %q", id)
 	if err := s.check(ctx); err != nil {
-		return wrap(ctx, op, err)
+		return store.WrapErr(ctx, op, err)
 	}
 	s.cache.drop(id)
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -668,7 +637,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	})
 	if err != nil {
-		return wrap(ctx, op, err)
+		return store.WrapErr(ctx, op, err)
 	}
 	return nil
 }
@@ -677,7 +646,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
 	const op = "sqlite list"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	var (
 		where []string
@@ -703,11 +672,11 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	q += "ORDER BY created_at DESC, id DESC LIMIT ?"
 	rows, err := s.r.QueryContext(ctx, q, append(args, limit)...)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	return rs, nil
 }
@@ -716,15 +685,15 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	const op = "sqlite pending"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rows, err := s.st.rPending.QueryContext(ctx)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	return rs, nil
 }
@@ -746,7 +715,7 @@ func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	const op = "sqlite prune"
 	if err := s.check(ctx); err != nil {
-		return 0, wrap(ctx, op, err)
+		return 0, store.WrapErr(ctx, op, err)
 	}
 	s.cache.clear()
 	n := 0
@@ -771,7 +740,7 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return 0, wrap(ctx, op, err)
+		return 0, store.WrapErr(ctx, op, err)
 	}
 	return n, nil
 }
@@ -783,7 +752,7 @@ const secretLen = 32
 func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	op := fmt.Sprintf("sqlite secret %q", name)
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	var k []byte
 	err := s.st.rSecret.QueryRowContext(ctx, name).Scan(&k)
@@ -798,10 +767,10 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 		})
 	}
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	if len(k) != secretLen {
-		return nil, wrap(ctx, op, internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
+		return nil, store.WrapErr(ctx, op, store.Internal(nil, "corrupt secret: %d bytes, want %d", len(k), secretLen))
 	}
 	return k, nil
 }
@@ -810,7 +779,7 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
 	const op = "sqlite claim due"
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	if limit <= 0 {
 		return nil, nil
@@ -837,7 +806,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	for _, r := range out {
 		s.cache.put(store.Clone(r))
@@ -853,7 +822,7 @@ func (s *Store) Watch(fn func(store.Change)) (stop func()) { return s.hub.Watch(
 func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
 	op := fmt.Sprintf("sqlite lease %q", name)
 	if err := s.check(ctx); err != nil {
-		return false, wrap(ctx, op, err)
+		return false, store.WrapErr(ctx, op, err)
 	}
 	held := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -881,7 +850,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 		return nil
 	})
 	if err != nil {
-		return false, wrap(ctx, op, err)
+		return false, store.WrapErr(ctx, op, err)
 	}
 	return held, nil
 }
@@ -902,7 +871,7 @@ func (s *Store) Close() error {
 	err := errors.Join(s.ck.Close(), s.r.Close(), s.w.Close())
 	err = errors.Join(err, s.lock.Close())
 	if err != nil {
-		return wrap(context.Background(), "sqlite close", err)
+		return store.WrapErr(context.Background(), "sqlite close", err)
 	}
 	return nil
 }

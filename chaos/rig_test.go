@@ -1,0 +1,433 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/internal/syncbuf"
+)
+
+const channel = "C0CHAOS"
+
+// buildBinary builds cmd/slackask into a temporary directory, or returns
+// SLACKASK_CHAOS_BIN (a slackask binary built elsewhere) when set.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("SLACKASK_CHAOS_BIN"); bin != "" {
+		return bin
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "slackask")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/slackask")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// child is one `slackask serve` process.
+type child struct {
+	gen  int
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited and its output is read
+}
+
+// killRec is one SIGKILL: when, at which kill point, and which child.
+type killRec struct {
+	at    time.Time
+	point string
+	gen   int
+}
+
+// proxyFault is what the Web API proxy does to the next calls of a method.
+type proxyFault struct {
+	// kind: "kill" (kill the child once the fake applied the call), "fail"
+	// (answer 502 after the fake applied it), "late" (answer delay after
+	// the fake applied it), "slow" (delay the call before the fake sees it).
+	kind  string
+	point string // kill point name, for "kill"
+	delay time.Duration
+	left  int
+	fired chan struct{} // closed when a "kill" fired
+}
+
+// rig runs slackask serve against the fake through a Web API proxy that can
+// act between a call being applied by the fake and its answer reaching the
+// child.
+type rig struct {
+	t     *testing.T
+	bin   string
+	fake  *slackfake.Server
+	db    string
+	addr  string
+	proxy *http.Server
+	purl  string
+	hc    *http.Client
+	logs  *syncbuf.Buffer
+
+	mu     sync.Mutex
+	cur    *child
+	gen    int
+	kills  []killRec
+	faults map[string][]*proxyFault // API method → queued faults
+	down   map[string]time.Time     // API method → answers 500 until then
+}
+
+func newRig(t *testing.T, bin string) *rig {
+	t.Helper()
+	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second, ConnectionsOpenPerMinute: 240, ConnectionsOpenBurst: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r := &rig{
+		t: t, bin: bin, fake: fake, addr: addr,
+		db:     filepath.Join(t.TempDir(), "slackask.db"),
+		hc:     &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 60 * time.Second},
+		logs:   &syncbuf.Buffer{},
+		faults: map[string][]*proxyFault{},
+		down:   map[string]time.Time{},
+	}
+	r.startProxy()
+	t.Cleanup(func() {
+		r.kill("cleanup")
+		_ = r.proxy.Close()
+		r.hc.CloseIdleConnections()
+		fake.Close()
+	})
+	return r
+}
+
+// startProxy serves the Web API on another port, forwarding to the fake.
+func (r *rig) startProxy() {
+	target, _ := url.Parse(r.fake.URL())
+	rp := httputil.NewSingleHostReverseProxy(target)
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	rp.Transport = tr
+	r.t.Cleanup(tr.CloseIdleConnections)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		method := strings.TrimPrefix(resp.Request.URL.Path, "/api/")
+		f := r.takeFault(method, func(f *proxyFault) bool { return f.kind != "slow" })
+		if f == nil {
+			return nil
+		}
+		// The fake has applied the call; its answer has not reached the child.
+		switch f.kind {
+		case "kill":
+			if r.kill(f.point) {
+				close(f.fired)
+			}
+			return errors.New("chaos: child killed")
+		case "late":
+			close(f.fired)
+			select {
+			case <-time.After(f.delay):
+			case <-resp.Request.Context().Done():
+			}
+			return nil
+		default: // "fail"
+			return errors.New("chaos: answer lost after the call was applied")
+		}
+	}
+	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		method := strings.TrimPrefix(req.URL.Path, "/api/")
+		r.mu.Lock()
+		down := time.Now().Before(r.down[method])
+		r.mu.Unlock()
+		if down {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"ok":false,"error":"internal_error"}`)
+			return
+		}
+		if f := r.takeFault(method, func(f *proxyFault) bool { return f.kind == "slow" }); f != nil {
+			select {
+			case <-time.After(f.delay):
+			case <-req.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, req)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.proxy = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	r.purl = "http://" + ln.Addr().String()
+	go func() { _ = r.proxy.Serve(ln) }()
+}
+
+// addFault queues f for method.
+func (r *rig) addFault(method string, f *proxyFault) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults[method] = append(r.faults[method], f)
+}
+
+// outage makes every call of method answer HTTP 500 for d.
+func (r *rig) outage(method string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.down[method] = time.Now().Add(d)
+}
+
+// dropFault removes f if it is still queued (it did not fire).
+func (r *rig) dropFault(method string, f *proxyFault) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.faults[method]
+	for i, x := range q {
+		if x == f {
+			r.faults[method] = append(q[:i:i], q[i+1:]...)
+			return
+		}
+	}
+}
+
+func (r *rig) takeFault(method string, match func(*proxyFault) bool) *proxyFault {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.faults[method]
+	for i, f := range q {
+		if !match(f) {
+			continue
+		}
+		if f.left--; f.left <= 0 {
+			r.faults[method] = append(q[:i:i], q[i+1:]...)
+		}
+		return f
+	}
+	return nil
+}
+
+func (r *rig) env() []string {
+	return append(os.Environ(),
+		"SLACK_BOT_TOKEN=xoxb-fake", "SLACK_APP_TOKEN=xapp-fake", "SLACK_API_URL="+r.purl+"/api/",
+		"SLACKASK_CHANNEL="+channel, "SLACKASK_HTTP_ADDR="+r.addr, "SLACKASK_DATABASE="+r.db,
+		"SLACKASK_LOG_LEVEL=info", "SLACKASK_URL=http://"+r.addr)
+}
+
+// start starts a new child (the previous one must be dead).
+func (r *rig) start() *child {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gen++
+	c := &child{gen: r.gen, done: make(chan struct{})}
+	c.cmd = exec.Command(r.bin, "serve")
+	c.cmd.Env = r.env()
+	w := &prefixWriter{prefix: fmt.Sprintf("[%d] ", c.gen), w: r.logs}
+	c.cmd.Stdout, c.cmd.Stderr = w, w
+	if err := c.cmd.Start(); err != nil {
+		r.t.Errorf("starting slackask serve: %v", err)
+		close(c.done)
+		return c
+	}
+	go func() {
+		_ = c.cmd.Wait()
+		close(c.done)
+	}()
+	r.cur = c
+	return c
+}
+
+// kill sends SIGKILL to the running child, waits for it to exit and
+// records the kill point; false when no child was running.
+func (r *rig) kill(point string) bool {
+	r.mu.Lock()
+	c := r.cur
+	r.cur = nil
+	if c != nil && c.cmd.Process != nil {
+		r.kills = append(r.kills, killRec{at: time.Now(), point: point, gen: c.gen})
+	}
+	r.mu.Unlock()
+	if c == nil || c.cmd.Process == nil {
+		return false
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.done
+	return true
+}
+
+func (r *rig) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur != nil
+}
+
+func (r *rig) killLog() []killRec {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]killRec(nil), r.kills...)
+}
+
+// waitReady polls /readyz until it answers 200, the child dies or ctx ends.
+func (r *rig) waitReady(ctx context.Context, c *child) error {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/readyz", nil)
+		resp, err := r.hc.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("slackask serve (child %d) exited before it was ready", c.gen)
+		case <-ctx.Done():
+			return fmt.Errorf("slackask serve (child %d) not ready: %w", c.gen, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// restart starts a child and waits until it is ready.
+func (r *rig) restart(ctx context.Context) error {
+	c := r.start()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return r.waitReady(ctx, c)
+}
+
+// postAsk sends POST /v1/asks; code 0 means the request failed.
+func (r *rig) postAsk(ctx context.Context, in interaction.AskInput) (interaction.Ask, int, error) {
+	b, _ := json.Marshal(in)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.addr+"/v1/asks", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	return r.doAsk(req)
+}
+
+// getAsk sends GET /v1/asks/{id}?wait=.
+func (r *rig) getAsk(ctx context.Context, id string, wait time.Duration) (interaction.Ask, int, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/v1/asks/%s?wait=%s", r.addr, id, wait), nil)
+	return r.doAsk(req)
+}
+
+func (r *rig) doAsk(req *http.Request) (interaction.Ask, int, error) {
+	var a interaction.Ask
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return a, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return a, 0, err
+	}
+	if resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(body, &a); err != nil {
+			return a, resp.StatusCode, fmt.Errorf("decoding %s: %w", body, err)
+		}
+	}
+	return a, resp.StatusCode, nil
+}
+
+// listAsks returns every ask in the database. Pages overlap by the asks
+// created at the boundary's instant (before is exclusive) and are merged
+// by id.
+func (r *rig) listAsks(ctx context.Context) ([]interaction.Ask, error) {
+	var all []interaction.Ask
+	seen := map[string]bool{}
+	before := ""
+	for range 1000 {
+		u := fmt.Sprintf("http://%s/v1/asks?limit=100", r.addr)
+		if before != "" {
+			u += "&before=" + url.QueryEscape(before)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		resp, err := r.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET /v1/asks: %d %s", resp.StatusCode, body)
+		}
+		var page struct {
+			Asks []interaction.Ask `json:"asks"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, fmt.Errorf("GET /v1/asks: %w: %.300s", err, body)
+		}
+		fresh := 0
+		for _, a := range page.Asks {
+			if !seen[a.ID] {
+				seen[a.ID] = true
+				all = append(all, a)
+				fresh++
+			}
+		}
+		if len(page.Asks) < 100 || fresh == 0 {
+			return all, nil
+		}
+		before = page.Asks[len(page.Asks)-1].CreatedAt.Add(time.Microsecond).Format(time.RFC3339Nano)
+	}
+	return all, nil
+}
+
+// prefixWriter prefixes each line with the child's generation.
+type prefixWriter struct {
+	prefix string
+	w      io.Writer
+	mu     sync.Mutex
+	part   []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.part = append(p.part, b...)
+	for {
+		i := bytes.IndexByte(p.part, '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(p.prefix), p.part[:i+1]...)
+		_, _ = p.w.Write(line)
+		p.part = p.part[i+1:]
+	}
+	return len(b), nil
+}
+
+// newFormRequest is a Web API call with the bot token, form-encoded.
+func newFormRequest(ctx context.Context, u string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer xoxb-fake")
+	return req, nil
+}

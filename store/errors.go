@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// dbError is a database failure: an INTERNAL *interaction.Error that keeps
+// its cause in the chain.
+type dbError struct {
+	coded *interaction.Error
+	cause error
+}
+
+func (e *dbError) Error() string   { return e.coded.Error() }
+func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
+
+// Internal returns a database failure of a Store implementation as an
+// INTERNAL *interaction.Error whose message is formatted, with cause kept
+// in the chain for errors.Is and errors.As.
+func Internal(cause error, format string, args ...any) error {
+	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
+}
+
+// WrapErr names the operation op in err, as every Store's errors do.
+// ErrExists and coded errors (among them ErrNotFound) pass as they are, a
+// done context gives its own error, and anything else becomes Internal.
+func WrapErr(ctx context.Context, op string, err error) error {
+	var coded *interaction.Error
+	switch {
+	case errors.Is(err, ErrExists), errors.As(err, &coded):
+	case ctx.Err() != nil:
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+	default:
+		err = Internal(err, "%v", err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
