@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,7 +65,10 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 			return nil, fmt.Errorf("callgrind setup (%s): %w", t, err)
 		}
 	}
-	var out []cgResult
+	var (
+		out  []cgResult
+		errs []error
+	)
 	for _, t := range targets {
 		if t == targetBolt {
 			continue // node's JIT would count its own compilation
@@ -78,16 +82,23 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 		for rep := range r.cfg.cgReps {
 			first, long, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, r.cfg.cgN, rep)
 			if err != nil {
-				return out, fmt.Errorf("callgrind %s: %w", t, err)
+				// The other repetitions and clients still count.
+				errs = append(errs, fmt.Errorf("callgrind %s, repetition %d: %w", t, rep+1, err))
+				if ctx.Err() != nil {
+					break
+				}
+				continue
 			}
 			per := float64(long) / float64(r.cfg.cgN)
 			res.First, res.Long, res.PerEnvelope = append(res.First, first), append(res.Long, long), append(res.PerEnvelope, per)
 			r.logf("  callgrind %-12s start-up and 1 envelope %d Ir, %d envelopes after it %d Ir: %.0f instructions per envelope", t, first, r.cfg.cgN, long, per)
 		}
 		res.Took = time.Since(start)
-		out = append(out, res)
+		if len(res.PerEnvelope) > 0 {
+			out = append(out, res)
+		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // callgrindRun runs target under callgrind, sends it one envelope, dumps
