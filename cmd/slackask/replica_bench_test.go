@@ -90,9 +90,11 @@ type replicaBenchRow struct {
 	answers  []time.Duration
 	crossAns int // answers long-polled on another replica than the Submit's
 	endPoll  []time.Duration
+	deleteRT []time.Duration // the DELETE that ends the ask: sent → response read
 	// failover (several replicas only)
 	timerLate []time.Duration // deadline → the expired ask read on a surviving replica
 	sinceKill time.Duration   // kill → the last of them read
+	timerMsgs time.Duration   // the last deadline → every message shows the end
 	// rolling restart
 	restartClicks, restartAcked, restartFailed, restartUndelivered, restartLost, restartStored int
 	restartAckMax                                                                              time.Duration
@@ -155,13 +157,14 @@ func replicaBenchTable(rows []replicaBenchRow, size replicaBenchSize) string {
 		if r.replicas == 1 {
 			s += " (same replica)"
 		}
-		return s
+		return s + fmt.Sprintf(" (the DELETE's own round trip: p50 %.2f)", ms(pct(r.deleteRT, 50)))
 	})
 	line(fmt.Sprintf("failover: kill -9 → its %d due timers fired elsewhere, s after the deadline p50 / max", size.timers), func(r replicaBenchRow) string {
 		if r.timerLate == nil {
 			return "– (no other replica)"
 		}
-		return fmt.Sprintf("%.2f / %.2f (last read %.2f s after the kill)", pct(r.timerLate, 50).Seconds(), slices.Max(r.timerLate).Seconds(), r.sinceKill.Seconds())
+		return fmt.Sprintf("%.2f / %.2f (last read %.2f s after the kill; every message updated %.2f s after the last deadline)",
+			pct(r.timerLate, 50).Seconds(), slices.Max(r.timerLate).Seconds(), r.sinceKill.Seconds(), r.timerMsgs.Seconds())
 	})
 	line("rolling restart: clicks / acked / failed in front of the person (not acked in 3 s) / of which found no socket", func(r replicaBenchRow) string {
 		return fmt.Sprintf("%d / %d / %d / %d", r.restartClicks, r.restartAcked, r.restartFailed, r.restartUndelivered)
@@ -387,6 +390,7 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 		if err := r.withdraw((k+1)%n, a.ID); err != nil {
 			b.Fatal(err)
 		}
+		row.deleteRT = append(row.deleteRT, time.Since(start))
 		row.endPoll = append(row.endPoll, max((<-returned[k]).Sub(start), 0))
 	}
 
@@ -427,6 +431,19 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 		}
 		wg.Wait()
 		row.timerLate, row.sinceKill = late, lastRead.Sub(killed)
+		// The survivors also bring the messages in step: none shows its
+		// controls any more.
+		if err := r.fake.WaitFor(benchCtx(b, 40*time.Second), func() bool {
+			for _, a := range timed {
+				if m, _ := r.fake.Message(channel, a.TS); strings.Contains(string(m.Blocks), `"type":"actions"`) {
+					return false
+				}
+			}
+			return true
+		}); err != nil {
+			b.Fatal("the expired asks' messages were never updated")
+		}
+		row.timerMsgs = time.Since(*timed[len(timed)-1].ExpiresAt)
 		r.start(r.reps[dead])
 		if err := r.fake.WaitConnected(benchCtx(b, 20*time.Second), n*conns); err != nil {
 			b.Fatal(err)
