@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,6 +99,9 @@ type replicaBenchRow struct {
 	// rolling restart
 	restartClicks, restartAcked, restartFailed, restartUndelivered, restartLost, restartStored int
 	restartAckMax                                                                              time.Duration
+	// of the failed clicks, those stored nonetheless (the retry found the ask answered)
+	restartHandledUnacked int
+	restartOther          string // clicks that failed otherwise than by a missed ack
 	// SIGTERM → exit; start → sockets connected, per replica
 	restartStop, restartStart []time.Duration
 }
@@ -166,12 +170,13 @@ func replicaBenchTable(rows []replicaBenchRow, size replicaBenchSize) string {
 		return fmt.Sprintf("%.2f / %.2f (last read %.2f s after the kill; every message updated %.2f s after the last deadline)",
 			pct(r.timerLate, 50).Seconds(), slices.Max(r.timerLate).Seconds(), r.sinceKill.Seconds(), r.timerMsgs.Seconds())
 	})
-	line("rolling restart: clicks / acked / failed in front of the person (not acked in 3 s) / of which found no socket", func(r replicaBenchRow) string {
-		return fmt.Sprintf("%d / %d / %d / %d", r.restartClicks, r.restartAcked, r.restartFailed, r.restartUndelivered)
+	line("rolling restart: clicks sent / acked / failed in front of the person (not acked in 3 s) / of which found no socket / of which stored anyway", func(r replicaBenchRow) string {
+		return fmt.Sprintf("%d / %d / %d / %d / %d", r.restartClicks, r.restartAcked, r.restartFailed, r.restartUndelivered, r.restartHandledUnacked)
 	})
 	line("rolling restart: acked clicks whose answer is not stored (lost) / answers stored", func(r replicaBenchRow) string {
 		return fmt.Sprintf("%d / %d", r.restartLost, r.restartStored)
 	})
+	line("rolling restart: clicks that failed otherwise (not an ack timeout)", func(r replicaBenchRow) string { return cmp.Or(r.restartOther, "0") })
 	line("rolling restart: slowest ack, ms", func(r replicaBenchRow) string { return fmt.Sprintf("%.0f", ms(r.restartAckMax)) })
 	line("rolling restart: SIGTERM → exit / start → sockets connected, s (slowest replica)", func(r replicaBenchRow) string {
 		return fmt.Sprintf("%.2f / %.2f", slices.Max(r.restartStop).Seconds(), slices.Max(r.restartStart).Seconds())
@@ -458,6 +463,9 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 	clicked := make([]string, len(pool)) // the answer of each acked click
 	var (
 		next, clicks, acked, slowest atomic.Int64
+		handledUnacked               atomic.Int64 // failed clicks whose answer the retry found stored
+		otherErrs                    atomic.Int64
+		otherErr                     atomic.Value
 		ranOut                       atomic.Bool
 		stop                         = make(chan struct{})
 		unackedBefore                = r.fake.UnackedInteractions()
@@ -484,7 +492,6 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 				}
 				want := []string{"yes", "no"}[k%2]
 				for try := 0; try < 5; try++ {
-					clicks.Add(1)
 					t0 := time.Now()
 					_, err := p.Select(restartCtx, channel, pool[k].TS, control(0, "select"), want)
 					for d := int64(time.Since(t0)); ; {
@@ -492,16 +499,22 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 							break
 						}
 					}
+					if try > 0 && errors.Is(err, slackfake.ErrNotFound) {
+						// The click the person saw fail was handled after
+						// all: the message shows the answer, not the select.
+						handledUnacked.Add(1)
+						clicked[k] = want
+						break
+					}
+					clicks.Add(1)
 					if err == nil {
 						acked.Add(1)
 						clicked[k] = want
 						break
 					}
-					if errors.Is(err, slackfake.ErrNotFound) {
-						// The click the person saw fail was handled after
-						// all: the message shows the answer, not the select.
-						clicked[k] = want
-						break
+					if !errors.Is(err, slackfake.ErrAckTimeout) {
+						otherErrs.Add(1)
+						otherErr.Store(err)
 					}
 				}
 			}
@@ -528,7 +541,10 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 	if ranOut.Load() {
 		b.Fatalf("rolling restart: the %d asks ran out before the restarts ended", len(pool))
 	}
-	row.restartClicks, row.restartAcked = int(clicks.Load()), int(acked.Load())
+	if err, _ := otherErr.Load().(error); err != nil {
+		row.restartOther = fmt.Sprintf("%d, e.g. %v", otherErrs.Load(), err)
+	}
+	row.restartClicks, row.restartAcked, row.restartHandledUnacked = int(clicks.Load()), int(acked.Load()), int(handledUnacked.Load())
 	row.restartFailed = r.fake.UnackedInteractions() - unackedBefore
 	for _, f := range r.fake.FailedInteractions()[failedBefore:] {
 		if !f.Delivered {
