@@ -499,7 +499,7 @@ func runReplicaBench(b *testing.B, db string, n int, size replicaBenchSize) repl
 							break
 						}
 					}
-					if try > 0 && errors.Is(err, slackfake.ErrNotFound) {
+					if try > 0 && errors.Is(err, slackfake.ErrNoMatch) {
 						// The click the person saw fail was handled after
 						// all: the message shows the answer, not the select.
 						handledUnacked.Add(1)
