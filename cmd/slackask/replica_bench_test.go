@@ -30,7 +30,7 @@ import (
 // there are several), an end on one replica → a long-poll on another
 // returning, a kill -9's due timers firing on the other replicas, and the
 // clicks lost in a rolling restart. It prints the results as a Markdown
-// table:
+// table. Run it with:
 //
 //	SLACKASK_TEST_DATABASE_URL=postgres://… go test ./cmd/slackask -run '^$' -bench BenchmarkReplicas -benchtime 1x
 //
