@@ -30,7 +30,7 @@ var (
 	buildErr  error
 )
 
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the slackask binary; skipped with -short")

@@ -28,7 +28,7 @@ import (
 // They skip without SLACKASK_TEST_DATABASE_URL.
 
 type replicaRig struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *slackfake.Server
 	db    string
 	conns int // SLACKASK_SOCKET_CONNECTIONS of each replica
@@ -42,9 +42,18 @@ type replica struct {
 	p    *proc
 }
 
-func newReplicaRig(t *testing.T, n, conns int) *replicaRig {
+func newReplicaRig(t testing.TB, n, conns int) *replicaRig {
 	t.Helper()
-	db := pgtest.URL(t) // skips without SLACKASK_TEST_DATABASE_URL
+	return newReplicaRigOn(t, pgtest.URL(t), n, conns) // skips without SLACKASK_TEST_DATABASE_URL
+}
+
+// newReplicaRigOn starts n replicas on the database db (a postgres:// URL,
+// or a SQLite file for one replica), one after another, each with its
+// sockets connected before the next starts: the fake numbers sockets in
+// connection order, so replica i holds sockets i*conns+1 … (i+1)*conns
+// until one is restarted.
+func newReplicaRigOn(t testing.TB, db string, n, conns int) *replicaRig {
+	t.Helper()
 	binary(t)
 	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
 	if err != nil {
@@ -69,6 +78,9 @@ func newReplicaRig(t *testing.T, n, conns int) *replicaRig {
 		rep := &replica{addr: addr}
 		r.reps = append(r.reps, rep)
 		r.start(rep)
+		if err := fake.WaitConnected(ctxT(t), len(r.reps)*conns); err != nil {
+			t.Fatalf("replica %d: sockets never connected: %v", len(r.reps)-1, err)
+		}
 	}
 	return r
 }
