@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -40,4 +41,14 @@ func WrapErr(ctx context.Context, op string, err error) error {
 		err = Internal(err, "%v", err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Encode returns r as the JSON a database store keeps it in; a record
+// that does not encode is an Internal error naming it.
+func Encode(r Record) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", Internal(err, "encode record %q: %v", r.ID, err)
+	}
+	return string(b), nil
 }

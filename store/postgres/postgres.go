@@ -348,14 +348,6 @@ func nullString(s string) *string {
 	return &s
 }
 
-func encode(r store.Record) (string, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return "", store.Internal(err, "encode record %q: %v", r.ID, err)
-	}
-	return string(b), nil
-}
-
 // Create implements store.Store. The insert skips any conflict; a skipped
 // one is then told apart: the idempotency key's record if there is one,
 // else a taken id. An insert that conflicts with one in flight waits for it
@@ -367,7 +359,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	}
 	r = store.Clone(r)
 	r.Version = 1
-	data, err := encode(r)
+	data, err := store.Encode(r)
 	if err != nil {
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
@@ -481,7 +473,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	}
 	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
 	next.Version = cur.Version + 1
-	data, err := encode(next)
+	data, err := store.Encode(next)
 	if err != nil {
 		return store.Record{}, nil, err
 	}

@@ -6,10 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
+	"github.com/slackask/slackask/store/internal/migrations"
 	"sync"
 )
 
@@ -33,44 +30,9 @@ var (
 	ErrNotSlackask = errors.New("not a slackask database")
 )
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var loadMigrations = sync.OnceValues(func() ([]migration, error) {
-	return readMigrations(migrationFiles, "migrations")
+var loadMigrations = sync.OnceValues(func() ([]migrations.Migration, error) {
+	return migrations.Read(migrationFiles, "migrations")
 })
-
-// readMigrations reads dir's NNNN_name.sql files; their numbers must run
-// 1, 2, 3, … without gaps.
-func readMigrations(fsys fs.FS, dir string) ([]migration, error) {
-	entries, err := fs.ReadDir(fsys, dir) // sorted by name
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".sql" {
-			continue
-		}
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != len(ms)+1 {
-			return nil, fmt.Errorf("migration %s: want a name like %04d_what.sql", e.Name(), len(ms)+1)
-		}
-		b, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	if len(ms) == 0 {
-		return nil, errors.New("no migrations")
-	}
-	return ms, nil
-}
 
 // SchemaVersion returns the schema version this build writes: the number of
 // its last migration.
@@ -79,7 +41,7 @@ func SchemaVersion() int {
 	if err != nil {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // migrate brings the schema of db up to date in one BEGIN IMMEDIATE
@@ -90,7 +52,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -116,8 +78,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return nil
 	}
 	for _, m := range ms[version:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {

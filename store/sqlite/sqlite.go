@@ -447,14 +447,6 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-func encode(r store.Record) (string, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return "", store.Internal(err, "encode record %q: %v", r.ID, err)
-	}
-	return string(b), nil
-}
-
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
 	op := fmt.Sprintf("sqlite create %q", r.ID)
@@ -463,7 +455,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	}
 	r = store.Clone(r)
 	r.Version = 1
-	data, err := encode(r)
+	data, err := store.Encode(r)
 	if err != nil {
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
@@ -547,7 +539,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		}
 		next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
 		next.Version = cur.Version + 1
-		data, err := encode(next)
+		data, err := store.Encode(next)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -207,18 +206,8 @@ func TestOpenBadPath(t *testing.T) {
 
 func TestReadMigrations(t *testing.T) {
 	ms, err := loadMigrations()
-	if err != nil || len(ms) == 0 || ms[0].name != "0001_init.sql" {
+	if err != nil || len(ms) == 0 || ms[0].Name != "0001_init.sql" {
 		t.Fatalf("embedded migrations: %v, %v", ms, err)
-	}
-	for _, bad := range []fstest.MapFS{
-		{"m/0002_b.sql": {Data: []byte("")}},
-		{"m/0001_a.sql": {}, "m/0003_c.sql": {}},
-		{"m/init.sql": {}},
-		{},
-	} {
-		if _, err := readMigrations(bad, "m"); err == nil {
-			t.Errorf("readMigrations accepted %v", bad)
-		}
 	}
 }
 
