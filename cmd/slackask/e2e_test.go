@@ -332,6 +332,17 @@ func TestTwoPeopleSubmitAtOnce(t *testing.T) {
 	h := start(t)
 	ctx := ctxT(t)
 	ask := h.create(ask1(question("a", "Which?", "x", "y"), question("b", "And?", "x", "y")))
+	// Both have the pending message on screen: whoever's Submit lands
+	// second still clicks it, though by then the message has been updated
+	// to show the answer (without the freeze the loser's Click finds no
+	// button and the test fails on a race it is not about).
+	for _, who := range []string{alice, bob} {
+		thaw, err := h.fake.Person(who).Freeze(channel, ask.TS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer thaw()
+	}
 	var wg sync.WaitGroup
 	for _, who := range []string{alice, bob} {
 		wg.Go(func() {
