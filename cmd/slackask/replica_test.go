@@ -31,7 +31,8 @@ type replicaRig struct {
 	t     testing.TB
 	fake  *slackfake.Server
 	db    string
-	conns int // SLACKASK_SOCKET_CONNECTIONS of each replica
+	conns int      // SLACKASK_SOCKET_CONNECTIONS of each replica
+	env   []string // added to each replica's environment
 	reps  []*replica
 	http  *http.Client
 }
@@ -42,17 +43,17 @@ type replica struct {
 	p    *proc
 }
 
-func newReplicaRig(t testing.TB, n, conns int) *replicaRig {
+func newReplicaRig(t testing.TB, n, conns int, env ...string) *replicaRig {
 	t.Helper()
-	return newReplicaRigOn(t, pgtest.URL(t), n, conns) // skips without SLACKASK_TEST_DATABASE_URL
+	return newReplicaRigOn(t, pgtest.URL(t), n, conns, env...) // skips without SLACKASK_TEST_DATABASE_URL
 }
 
 // newReplicaRigOn starts n replicas on the database db (a postgres:// URL,
 // or a SQLite file for one replica), one after another, each with its
 // sockets connected before the next starts: the fake numbers sockets in
 // connection order, so replica i holds sockets i*conns+1 … (i+1)*conns
-// until one is restarted.
-func newReplicaRigOn(t testing.TB, db string, n, conns int) *replicaRig {
+// until one is restarted. env is added to each replica's environment.
+func newReplicaRigOn(t testing.TB, db string, n, conns int, env ...string) *replicaRig {
 	t.Helper()
 	binary(t)
 	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
@@ -62,7 +63,7 @@ func newReplicaRigOn(t testing.TB, db string, n, conns int) *replicaRig {
 	fake.AddUser(alice, "alice")
 	fake.AddUser(bob, "bob")
 	fake.AddChannel(channel, "asks")
-	r := &replicaRig{t: t, fake: fake, db: db, conns: conns,
+	r := &replicaRig{t: t, fake: fake, db: db, conns: conns, env: env,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
 	t.Cleanup(func() {
 		r.http.CloseIdleConnections()
@@ -94,6 +95,7 @@ func (r *replicaRig) start(rep *replica) {
 	p.cmd.Env = append(r.envBase(),
 		"SLACKASK_HTTP_ADDR="+rep.addr, "SLACKASK_URL=http://"+rep.addr, "SLACKASK_DATABASE="+r.db,
 		"SLACKASK_SOCKET_CONNECTIONS="+strconv.Itoa(r.conns))
+	p.cmd.Env = append(p.cmd.Env, r.env...)
 	p.cmd.Stderr, p.cmd.Stdout = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		r.t.Fatal(err)
