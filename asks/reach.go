@@ -17,12 +17,14 @@ import (
 // Callbacks configure the delivery of ended asks to callback URLs.
 type Callbacks struct {
 	// DefaultURL receives the asks that name no callbackUrl; "" for none.
-	// It is read when an ask ends, so a changed default applies to asks
-	// already pending.
+	// It is read when an ask ends and kept with its delivery, so a changed
+	// default applies to asks already pending, not to deliveries under way.
 	DefaultURL string
 	// Secret signs every callback. Without it a per-ask callbackUrl is
 	// refused at create (an unsigned callback cannot be trusted by its
-	// receiver); the configuration refuses a DefaultURL without it.
+	// receiver); the configuration refuses a DefaultURL without it. An
+	// attempt made without it (by a replica configured apart from the one
+	// that ended the ask) fails as retryable, for one that has it.
 	Secret []byte
 	// Guard decides which addresses a callback may reach.
 	Guard webhook.Guard
@@ -77,10 +79,14 @@ func sameRequest(existing Record, in interaction.AskInput) error {
 		"idempotencyKey %q was used by ask %s for a different request: use a new key for a new question", in.IdempotencyKey, existing.ID)
 }
 
-// callbackURL is where the ended ask rec is delivered: its own URL, else
-// the server's default; "" for none.
+// callbackURL is where the ended ask rec is delivered: the URL its
+// delivery was armed with, else its own URL, else this process's default;
+// "" for none.
 func (s *Service) callbackURL(rec Record) string {
-	if rec.CallbackURL != "" {
+	switch {
+	case rec.Callback != nil && rec.Callback.URL != "":
+		return rec.Callback.URL
+	case rec.CallbackURL != "":
 		return rec.CallbackURL
 	}
 	return s.cfg.Callbacks.DefaultURL
@@ -89,12 +95,15 @@ func (s *Service) callbackURL(rec Record) string {
 // armCallback, inside the compare-and-set that ends r, starts the durable
 // delivery of r to its callback URL: the delivery state is stored with the
 // end itself, so an end that is stored is delivered even if the process
-// dies right after, and the record is due at once.
+// dies right after, and the record is due at once. The URL is fixed here:
+// the attempts may be made by replicas (or a restart) whose default
+// differs, e.g. during a deploy that sets SLACKASK_CALLBACK_URL.
 func (s *Service) armCallback(r *Record, now time.Time) {
-	if r.Callback != nil || s.callbackURL(*r) == "" {
+	url := s.callbackURL(*r)
+	if r.Callback != nil || url == "" {
 		return
 	}
-	r.Callback = &store.Callback{Next: now}
+	r.Callback = &store.Callback{URL: url, Next: now}
 	r.WakeAt = now
 }
 
@@ -184,8 +193,14 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 	switch {
 	case err != nil:
 		res = webhook.Result{Outcome: webhook.Permanent, Err: fmt.Errorf("encode the ask: %w", err)}
+	// A process that cannot send (a replica whose configuration lags the
+	// one that ended the ask) fails the attempt as retryable: a replica
+	// with the setting, or this one once it has it, makes the next one
+	// within the retry window; giving up here would lose the delivery.
 	case url == "":
-		res = webhook.Result{Outcome: webhook.Permanent, Err: errors.New("no callback URL: SLACKASK_CALLBACK_URL was unset since the ask ended")}
+		res = webhook.Result{Outcome: webhook.Retryable, Err: errors.New("no callback URL: the ask ended before its URL was kept, and this process has no SLACKASK_CALLBACK_URL")}
+	case len(cb.Secret) == 0:
+		res = webhook.Result{Outcome: webhook.Retryable, Err: errors.New("this process has no SLACKASK_CALLBACK_SECRET to sign the callback with")}
 	default:
 		res = cb.Deliverer.Deliver(ctx, url, rec.ID, cb.Secret, body)
 	}

@@ -481,3 +481,45 @@ func TestRetryAdoptsAPostedMessageAtOnce(t *testing.T) {
 		t.Fatalf("%d posts", n)
 	}
 }
+
+// Replicas whose callback settings lag the one that ended an ask (a deploy
+// that sets SLACKASK_CALLBACK_URL or the secret, rolling): the delivery
+// goes to the URL fixed when the ask ended, whichever replica attempts it,
+// and a replica that cannot sign fails its attempt as retryable instead of
+// giving the delivery up, so a replica that can delivers it.
+func TestCallbackSettingsOfTheEndingReplica(t *testing.T) {
+	secret := []byte("s3cret")
+	then, moved := newReceiver(t, secret), newReceiver(t, secret)
+	clk := clock.NewFake(time.Now())
+	st := memory.New()
+	replica := func(cb Callbacks) *Service {
+		cb.Guard = webhook.Guard{AllowPrivate: true}
+		svc, _ := newReachRig(t, func(c *Config) { c.Clock, c.Store, c.Callbacks = clk, st, cb })
+		return svc
+	}
+	ender := replica(Callbacks{Secret: secret, DefaultURL: then.srv.URL})
+	noDefault := replica(Callbacks{Secret: secret})
+	movedDefault := replica(Callbacks{Secret: secret, DefaultURL: moved.srv.URL})
+	noSecret := replica(Callbacks{})
+
+	a, b := endedAsk(t, ender), endedAsk(t, ender)
+	ctx := context.Background()
+	a, err := noSecret.deliverCallback(ctx, a)
+	if err != nil || a.Callback.Done() || a.Callback.Attempts != 1 || a.Callback.Next.IsZero() ||
+		!strings.Contains(a.Callback.LastError, "SLACKASK_CALLBACK_SECRET") {
+		t.Fatalf("attempt by a replica without the secret: %+v, %v", a.Callback, err)
+	}
+	clk.Advance(time.Hour)
+	if a, _ = movedDefault.deliverCallback(ctx, a); a.Callback.Delivered.IsZero() {
+		t.Fatalf("attempt by a replica whose default moved: %+v", a.Callback)
+	}
+	if b, _ = noDefault.deliverCallback(ctx, b); b.Callback.Delivered.IsZero() {
+		t.Fatalf("attempt by a replica without a default: %+v", b.Callback)
+	}
+	if n, bad := then.requests(); n != 2 || bad != 0 {
+		t.Fatalf("the URL of the end got %d requests (%d badly signed), want 2", n, bad)
+	}
+	if n, _ := moved.requests(); n != 0 {
+		t.Fatalf("the moved default got %d requests", n)
+	}
+}

@@ -75,6 +75,13 @@ type Record struct {
 // stands. It lives in the record so that delivery resumes after a restart
 // and, with WakeAt, is handed to one replica at a time by ClaimDue.
 type Callback struct {
+	// URL is where the delivery goes: the ask's callbackUrl or, for an
+	// ask that named none, the server default of the process that ended
+	// it, fixed then so that every replica and restart sends to one place
+	// whatever its own default. Empty in records armed before it was
+	// kept: those go to Ask.CallbackURL, else the attempting process's
+	// default.
+	URL string `json:"url,omitempty"`
 	// Attempts counts the attempts made so far.
 	Attempts int `json:"attempts,omitempty"`
 	// First is when the first attempt was made; the retry window runs

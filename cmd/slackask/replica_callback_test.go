@@ -63,19 +63,32 @@ type sinkHit struct {
 // answers 204 to every request.
 func newCallbackSink(t *testing.T, r *replicaRig, answer func(*http.Request, sinkHit) int) *callbackSink {
 	t.Helper()
+	s := newCallbackSinkUnstarted(t, answer)
+	s.start(r)
+	return s
+}
+
+// newCallbackSinkUnstarted is newCallbackSink for replicas that start
+// later, with its URL: start it with them.
+func newCallbackSinkUnstarted(t *testing.T, answer func(*http.Request, sinkHit) int) *callbackSink {
 	if answer == nil {
 		answer = func(*http.Request, sinkHit) int { return http.StatusNoContent }
 	}
 	s := &callbackSink{answer: answer, hits: map[string][]sinkHit{}, delivered: map[string][]interaction.Ask{}}
-	for _, rep := range r.reps {
-		s.pids = append(s.pids, rep.p.cmd.Process.Pid)
-	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
 }
 
-func (s *callbackSink) url() string { return s.srv.URL + "/hook" }
+// start serves requests from the replicas of r.
+func (s *callbackSink) start(r *replicaRig) {
+	for _, rep := range r.reps {
+		s.pids = append(s.pids, rep.p.cmd.Process.Pid)
+	}
+	s.srv.Start()
+}
+
+func (s *callbackSink) url() string { return "http://" + s.srv.Listener.Addr().String() + "/hook" }
 
 func (s *callbackSink) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := client.VerifyCallback([]byte(replicaCallbackSecret), r)
@@ -474,4 +487,39 @@ func TestReplicasDeliverManyCallbacks(t *testing.T) {
 	t.Logf("%d asks ended at once on 3 replicas (%d with a first attempt answered 500): all delivered within %v; "+
 		"%d requests, %d duplicate deliveries; deliveries by replica %v",
 		n, n/4, all.Round(time.Millisecond), requests, dups, by)
+}
+
+// TestReplicasWithLaggingCallbackSettings: a deploy that sets
+// SLACKASK_CALLBACK_URL, half rolled out: replica 0 has it, replica 1 not
+// yet (it has the secret, for asks that name their callbackUrl). An ask
+// that names none ends on replica 0, whose first attempt fails (500);
+// replica 0 dies. Replica 1 retries to the URL fixed when the ask ended and
+// delivers it (it used to give the delivery up: "no callback URL").
+func TestReplicasWithLaggingCallbackSettings(t *testing.T) {
+	r := newReplicaRig(t, 0, 1, callbackEnv()...)
+	sink := newCallbackSinkUnstarted(t, func(_ *http.Request, h sinkHit) int {
+		if h.attempt == 1 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	r.add("SLACKASK_CALLBACK_URL=" + sink.url())
+	r.add()
+	sink.start(r)
+
+	ask := r.create(0, oneTap("ship"))
+	if err := r.withdraw(0, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "a first attempt", 20*time.Second, func() bool { hits, _ := sink.state(ask.ID); return len(hits) > 0 })
+	r.kill9(0)
+	// The retry is due 10 s ±20 % after the first attempt.
+	got := sink.waitDelivered(t, ask.ID, 30*time.Second)
+	hits, _ := sink.state(ask.ID)
+	if got.ID != ask.ID || got.Status != interaction.StatusAborted || hits[len(hits)-1].from != 1 {
+		t.Fatalf("delivered %+v; requests %+v", got, hits)
+	}
+	if cb := storedCallback(t, r.db, ask.ID); cb.Delivered.IsZero() || cb.GaveUp || cb.URL != sink.url() {
+		t.Fatalf("stored delivery state %+v", cb)
+	}
 }

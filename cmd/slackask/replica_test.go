@@ -37,9 +37,11 @@ type replicaRig struct {
 	http  *http.Client
 }
 
-// replica is one serve process; addr stays the replica's across restarts.
+// replica is one serve process; addr and env (added to the rig's) stay
+// the replica's across restarts.
 type replica struct {
 	addr string
+	env  []string
 	p    *proc
 }
 
@@ -70,20 +72,27 @@ func newReplicaRigOn(t testing.TB, db string, n, conns int, env ...string) *repl
 		fake.Close()
 	})
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		rep := &replica{addr: addr}
-		r.reps = append(r.reps, rep)
-		r.start(rep)
-		if err := fake.WaitConnected(ctxT(t), len(r.reps)*conns); err != nil {
-			t.Fatalf("replica %d: sockets never connected: %v", len(r.reps)-1, err)
-		}
+		r.add()
 	}
 	return r
+}
+
+// add starts one more replica, with env added to the rig's, and waits
+// until its sockets are connected.
+func (r *replicaRig) add(env ...string) {
+	r.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rep := &replica{addr: addr, env: env}
+	r.reps = append(r.reps, rep)
+	r.start(rep)
+	if err := r.fake.WaitConnected(ctxT(r.t), len(r.reps)*r.conns); err != nil {
+		r.t.Fatalf("replica %d: sockets never connected: %v", len(r.reps)-1, err)
+	}
 }
 
 // start runs (or runs again) the replica's serve process and waits until
@@ -95,7 +104,7 @@ func (r *replicaRig) start(rep *replica) {
 	p.cmd.Env = append(r.envBase(),
 		"SLACKASK_HTTP_ADDR="+rep.addr, "SLACKASK_URL=http://"+rep.addr, "SLACKASK_DATABASE="+r.db,
 		"SLACKASK_SOCKET_CONNECTIONS="+strconv.Itoa(r.conns))
-	p.cmd.Env = append(p.cmd.Env, r.env...)
+	p.cmd.Env = append(append(p.cmd.Env, r.env...), rep.env...)
 	p.cmd.Stderr, p.cmd.Stdout = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		r.t.Fatal(err)
