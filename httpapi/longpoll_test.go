@@ -158,7 +158,7 @@ func await(t *testing.T, ch <-chan replyOrErr) replyOrErr {
 	}
 }
 
-// eventually fails the test unless cond holds within 5s.
+// eventually fails the test unless cond holds within 30 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	// The bound only decides how long a broken build takes to fail: under
