@@ -82,7 +82,7 @@ type Store struct {
 	// LISTEN connection.
 	ackChannel string
 	acks       watch.Acks
-	closed  atomic.Bool
+	closed     atomic.Bool
 
 	listenCfg  *pgx.ConnConfig
 	stopListen context.CancelFunc
