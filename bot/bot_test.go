@@ -34,7 +34,7 @@ type rig struct {
 	fake  *slackfake.Server
 	store store.Store
 	clock *clock.Fake
-	conns int // Socket Mode connections of the bots it starts (0: 1)
+	conns int  // Socket Mode connections of the bots it starts (0: 1)
 	relay bool // the bots it starts relay acks through the store (an AckRelay)
 }
 
