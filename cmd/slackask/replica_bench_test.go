@@ -170,8 +170,14 @@ func replicaBenchTable(rows []replicaBenchRow, size replicaBenchSize) string {
 				slowest = k
 			}
 		}
-		return s + fmt.Sprintf(" (the DELETE's own round trip: p50 %.2f / p99 %.2f; in the slowest sample %.2f)",
-			ms(pct(r.deleteRT, 50)), ms(pct(r.deleteRT, 99)), ms(r.deleteRT[slowest]))
+		// After the DELETE's response (its commit, and so the NOTIFY, came
+		// before it): the notification path's own share, at most.
+		after := make([]time.Duration, len(r.endPoll))
+		for k, d := range r.endPoll {
+			after[k] = max(d-r.deleteRT[k], 0)
+		}
+		return s + fmt.Sprintf(" (the DELETE's own round trip: p50 %.2f / p99 %.2f; in the slowest sample %.2f) (poll returned after the DELETE's response: p50 / p99 / max %s)",
+			ms(pct(r.deleteRT, 50)), ms(pct(r.deleteRT, 99)), ms(r.deleteRT[slowest]), fmtMS(after))
 	})
 	line(fmt.Sprintf("failover: kill -9 → its %d due timers fired elsewhere, s after the deadline p50 / max", size.timers), func(r replicaBenchRow) string {
 		if r.timerLate == nil {
