@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/slackask/slackask/store"
@@ -11,16 +10,23 @@ import (
 	"github.com/slackask/slackask/store/postgres/pgtest"
 )
 
-// lateClick is a click the bot acks with nothing to store (an empty
-// block_actions), written by the fake when it reads a close frame of the
-// bot's: the bot reads it after its close frame went out.
-func (r *rig) lateClick() (ack func(context.Context) (json.RawMessage, error)) {
+// stopWithALateClick arms a click the bot acks with nothing to store (an
+// empty block_actions), which the fake writes when it reads a close frame
+// of the bot's, so the bot reads it after its close frame went out; then
+// it calls stop and checks that the click was acked within Slack's 3 s.
+func (r *rig) stopWithALateClick(stop func()) {
 	r.t.Helper()
 	ack, err := r.fake.DeliverAtClientClose(map[string]any{"type": "block_actions", "user": map[string]any{"id": alice}, "actions": []any{}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return ack
+	stop()
+	if _, err := ack(r.ctx()); err != nil {
+		r.t.Fatalf("the click that crossed a close frame: %v", err)
+	}
+	if n := r.fake.UnackedInteractions(); n != 0 {
+		r.t.Fatalf("%d clicks unacked", n)
+	}
 }
 
 // A stopping bot closes its connections one at a time; the ack of an
@@ -31,14 +37,7 @@ func TestSocketLateEnvelopeAckedOnASibling(t *testing.T) {
 	r.conns = 2
 	b, stop := r.start()
 	r.waitFor("two sockets up", func() bool { return b.bot.Connected() == 2 })
-	ack := r.lateClick()
-	stop()
-	if _, err := ack(r.ctx()); err != nil {
-		t.Fatalf("the envelope that crossed the close frame: %v", err)
-	}
-	if n := r.fake.UnackedInteractions(); n != 0 {
-		t.Fatalf("%d clicks unacked", n)
-	}
+	r.stopWithALateClick(stop)
 }
 
 // The last connection of a stopping replica has no sibling: the ack of
@@ -75,12 +74,5 @@ func testLateEnvelopeRelayed(t *testing.T, a, b store.Store) {
 	r.store = b
 	other, _ := r.start()
 	r.waitFor("the second replica's socket up", func() bool { return other.bot.Connected() == 1 && r.fake.Connections() == 2 })
-	ack := r.lateClick()
-	stop()
-	if _, err := ack(r.ctx()); err != nil {
-		t.Fatalf("the envelope that crossed the last connection's close frame: %v", err)
-	}
-	if n := r.fake.UnackedInteractions(); n != 0 {
-		t.Fatalf("%d clicks unacked", n)
-	}
+	r.stopWithALateClick(stop)
 }
