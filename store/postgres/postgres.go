@@ -32,7 +32,8 @@
 // it. Each Store keeps one connection that LISTENs on its schema's channel
 // and hands what it hears to its watchers. When that connection is lost,
 // it reconnects with backoff and then sends the watchers a Resync change,
-// since notifications sent meanwhile are gone.
+// since notifications sent meanwhile are gone. The same connection hears
+// the acks replicas relay to each other (store.AckRelay, relay.go).
 package postgres
 
 import (
