@@ -21,6 +21,7 @@ import (
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/workslots"
+	"github.com/slackask/slackask/store"
 )
 
 // Secrets hands out named secret keys that survive restarts
@@ -50,6 +51,10 @@ type Config struct {
 	// 0 means 1. With two or more, a connection that reconnects leaves
 	// the others to take the clicks.
 	Connections int
+	// Relay, when set (a store that replicas share), hands the acks this
+	// process cannot send to another replica, and sends theirs: see
+	// relay.go.
+	Relay store.AckRelay
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
@@ -65,6 +70,7 @@ type Bot struct {
 	started atomic.Bool
 
 	sockets   []*Socket
+	routes    *ackRoutes // shared by the sockets
 	queue     keyedQueue // the person acts of one ask, in order
 	groups    *groupCache
 	metaKey   []byte
@@ -94,8 +100,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
+	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
 	for i := range max(cfg.Connections, 1) {
-		b.sockets = append(b.sockets, &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots,
+		b.sockets = append(b.sockets, &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes,
 			Log: cfg.Logger.With().Int("socket", i).Logger()})
 	}
 	return b, nil
@@ -122,6 +129,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 
 	var bg sync.WaitGroup
 	bg.Go(func() { svc.Run(ctx) })
+	stopRelay := b.routes.serve(ctx)
 	errs := make(chan error, len(b.sockets))
 	var socks sync.WaitGroup
 	for _, s := range b.sockets {
@@ -135,6 +143,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	}
 	socks.Wait()
 	cancel()
+	stopRelay()
 	close(errs)
 	err = ctx.Err()
 	if e, ok := <-errs; ok {

@@ -34,7 +34,8 @@ type rig struct {
 	fake  *slackfake.Server
 	store store.Store
 	clock *clock.Fake
-	conns int // Socket Mode connections of the bots it starts (0: 1)
+	conns int  // Socket Mode connections of the bots it starts (0: 1)
+	relay bool // the bots it starts relay acks through the store (an AckRelay)
 }
 
 func newRig(t *testing.T) *rig {
@@ -63,7 +64,11 @@ func (r *running) Ready(ctx context.Context) error { return r.bot.Ready(ctx) }
 func (r *rig) wire() *running {
 	r.t.Helper()
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
-	b, err := New(context.Background(), Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns})
+	cfg := Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns}
+	if r.relay {
+		cfg.Relay = r.store.(store.AckRelay)
+	}
+	b, err := New(context.Background(), cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}

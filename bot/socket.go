@@ -158,6 +158,10 @@ type Socket struct {
 	// ends sooner, by a disconnect or a cut, counts as a failed connect.
 	MinLife time.Duration
 
+	// routes carry acks its connections can no longer carry (relay.go):
+	// the Bot's, shared by its Sockets; Run makes one of its own if unset.
+	routes *ackRoutes
+
 	live      atomic.Int32 // connections Slack said hello on that are still read
 	envelopes atomic.Int64
 }
@@ -187,6 +191,7 @@ type socketConn struct {
 	refreshOnce sync.Once
 
 	readerDone chan struct{} // closed when the connection's reader returned
+	routes     *ackRoutes    // where an ack goes that this connection cannot carry
 
 	mu        sync.Mutex
 	unsettled int           // envelopes handed over and not yet acked or dropped
@@ -226,6 +231,7 @@ func (c *socketConn) sendClose() error {
 	if sent {
 		return nil
 	}
+	c.routes.remove(c) // no rerouted ack is sent after the close frame
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeTimeout))
@@ -237,6 +243,12 @@ func (c *socketConn) sendClose() error {
 func (c *socketConn) closeWhenSettled(ctx context.Context, maxWait time.Duration) {
 	defer c.close()
 	defer c.closeHandshake()
+	c.waitSettled(ctx, maxWait)
+}
+
+// waitSettled returns once every envelope read from c is settled, or
+// after at most maxWait, or when ctx ends.
+func (c *socketConn) waitSettled(ctx context.Context, maxWait time.Duration) {
 	c.mu.Lock()
 	if c.unsettled == 0 {
 		c.mu.Unlock()
@@ -287,7 +299,9 @@ func (c *socketConn) closeHandshake() {
 
 // ack answers an envelope, with payload as the ack's payload (nil: none).
 // It returns an error when the payload does not encode, is over Slack's
-// size limit, or the write fails.
+// size limit, or the write fails and no other route took the ack (a
+// connection that sent its close frame, or failed, cannot carry it: see
+// relay.go).
 func (c *socketConn) ack(id string, payload any) error {
 	buf, err := json.Marshal(socketmode.Response{EnvelopeID: id, Payload: payload})
 	if err != nil {
@@ -296,10 +310,18 @@ func (c *socketConn) ack(id string, payload any) error {
 	if len(buf) >= maxAckBytes {
 		return fmt.Errorf("ack %s: %d bytes, Slack's limit is %d", id, len(buf), maxAckBytes)
 	}
+	if err := c.write(id, buf); err != nil {
+		return c.routes.reroute(c, id, buf, err)
+	}
+	return nil
+}
+
+// write writes frame, the ack of envelope id, on c.
+func (c *socketConn) write(id string, frame []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if err := c.ws.WriteMessage(websocket.TextMessage, buf); err != nil {
+	if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
 		return fmt.Errorf("ack %s: %w", id, err)
 	}
 	return nil
@@ -365,6 +387,9 @@ type inbound struct {
 // envelopes read from it are settled) only after the successor's hello,
 // so a refresh never leaves this Socket without a connection.
 func (s *Socket) Run(ctx context.Context) error {
+	if s.routes == nil {
+		s.routes = newAckRoutes(nil, s.Log)
+	}
 	in := make(chan inbound, inboundBuffer)
 	// wctx outlives ctx by settleWait: envelopes read before a shutdown
 	// are still handled, stored and acked on their connection (Slack
@@ -463,7 +488,7 @@ func (s *Socket) openSocket(ctx context.Context) (*socketConn, error) {
 		return nil, fmt.Errorf("socket mode dial: %w", err)
 	}
 	ws.SetReadLimit(maxFrameBytes)
-	return &socketConn{ws: ws, readerDone: make(chan struct{})}, nil
+	return &socketConn{ws: ws, readerDone: make(chan struct{}), routes: s.routes}, nil
 }
 
 // fatalConnectError reports whether Slack refused the app token, as
@@ -501,7 +526,8 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 	closing := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(closing)
-		c.closeWhenSettled(wctx, settleWait)
+		// One connection of the process at a time (relay.go).
+		s.routes.closeInTurn(wctx, c, func() { c.closeWhenSettled(wctx, settleWait) })
 	})
 	defer func() {
 		if !stop() {
@@ -509,6 +535,7 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 		}
 	}()
 	defer close(c.readerDone) // before waiting for closing: its handshake waits for it
+	defer s.routes.remove(c)
 	defer func() {
 		if c.helloed {
 			s.live.Add(-1)
@@ -584,6 +611,7 @@ func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte
 		if !c.helloed {
 			c.helloAt, c.helloed = time.Now(), true
 			s.live.Add(1)
+			s.routes.add(c)
 		}
 		if prev := c.prev; prev != nil {
 			c.prev = nil

@@ -128,11 +128,13 @@ func TestSocketRefreshOpensTheSuccessorFirst(t *testing.T) {
 		}
 		defer ws.Close()
 		n := opens.Add(1)
-		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello","num_connections":1}`))
+		// Counted open before its hello: the client lets go of the old
+		// connection on that hello, which may end the old handler first.
 		mu.Lock()
 		open++
 		maxOpen = max(maxOpen, open)
 		mu.Unlock()
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello","num_connections":1}`))
 		if n == 1 {
 			time.Sleep(100 * time.Millisecond)
 			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"disconnect","reason":"refresh_requested"}`))

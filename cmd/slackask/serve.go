@@ -87,8 +87,11 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	// store work that follows acks, so the Socket Mode reader keeps a
 	// processor.
 	slots := workslots.New()
+	// Replicas on PostgreSQL hand each other the acks a stopping one can
+	// no longer send (bot/relay.go).
+	relay, _ := st.(store.AckRelay)
 	b, err := bot.New(ctx, bot.Config{
-		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections,
+		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections, Relay: relay,
 		Logger: log.With().Str("component", "bot").Logger(),
 	})
 	if err != nil {

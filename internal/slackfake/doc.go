@@ -20,6 +20,15 @@
 // (FailedInteractions, UnackedInteractions). FailNextSockets, Cut,
 // CutSocket and DisconnectSocket end connections at chosen instants.
 //
+// An ack is accepted on any live connection of the app, not only on the one
+// its envelope went to: pending envelopes are app-wide. Slack documents
+// envelope ids as unique to the app and payloads as sent to any of its
+// connections; whether it accepts an ack on another connection than the
+// envelope's is not documented. Nothing is read on a connection after its
+// client's close frame, so an ack sent there is lost, as a websocket peer
+// would have it. DeliverAtClientClose makes an envelope cross a client's
+// close frame, the case where only another connection can ack it.
+//
 // Typical use:
 //
 //	srv, _ := slackfake.New(slackfake.Config{})

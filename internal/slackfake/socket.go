@@ -41,6 +41,7 @@ type socketState struct {
 	refused int    // connections refused as an 11th
 	faults  []*socketFaultQ
 	failed  []FailedInteraction
+	atClose []*atClose // DeliverAtClientClose's envelopes, in call order
 }
 
 func (st *socketState) init() {
@@ -167,6 +168,7 @@ func (s *Server) attach(ws *websocket.Conn, f SocketFault) {
 	s.emitLocked(Event{Type: EventConnected})
 	s.mu.Unlock()
 
+	ws.SetCloseHandler(func(code int, _ string) error { return s.onClientClose(c, code) })
 	ws.SetPongHandler(func(string) error {
 		s.mu.Lock()
 		s.sock.pongs++

@@ -24,6 +24,8 @@ type Store struct {
 	leases  map[string]lease
 	closed  bool
 	hub     watch.Hub
+	relays  map[string]relayed // envelope id → relayed ack (relay.go)
+	acks    watch.Acks
 }
 
 type lease struct {
@@ -305,5 +307,6 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.hub.Close()
+	s.acks.Close()
 	return nil
 }

@@ -19,3 +19,9 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestAckRelay(t *testing.T) {
+	s := memory.New()
+	t.Cleanup(func() { _ = s.Close() })
+	storetest.RunAckRelay(t, s, s)
+}

@@ -32,7 +32,8 @@
 // it. Each Store keeps one connection that LISTENs on its schema's channel
 // and hands what it hears to its watchers. When that connection is lost,
 // it reconnects with backoff and then sends the watchers a Resync change,
-// since notifications sent meanwhile are gone.
+// since notifications sent meanwhile are gone. The same connection hears
+// the acks replicas relay to each other (store.AckRelay, relay.go).
 package postgres
 
 import (
@@ -78,7 +79,11 @@ type Store struct {
 	schema  string
 	channel string
 	hub     watch.Hub
-	closed  atomic.Bool
+	// ackChannel and acks: relayed acks (relay.go), heard on the same
+	// LISTEN connection.
+	ackChannel string
+	acks       watch.Acks
+	closed     atomic.Bool
 
 	listenCfg  *pgx.ConnConfig
 	stopListen context.CancelFunc
@@ -144,6 +149,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		pool:       pool,
 		schema:     schema,
 		channel:    notifyChannel(schema),
+		ackChannel: ackChannel(schema),
 		listenCfg:  cfg.ConnConfig.Copy(),
 		stopListen: stop,
 		listenDone: make(chan struct{}),
@@ -199,7 +205,7 @@ func (s *Store) listen(ctx context.Context, ready chan<- error) {
 	for {
 		conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
 		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()+"; LISTEN "+pgx.Identifier{s.ackChannel}.Sanitize()); err != nil {
 				_ = conn.Close(context.Background())
 			}
 		}
@@ -229,7 +235,9 @@ func (s *Store) listen(ctx context.Context, ready chan<- error) {
 			if err != nil {
 				break
 			}
-			if c, ok := parseNotification(n.Payload); ok {
+			if n.Channel == s.ackChannel {
+				s.publishAck(n.Payload)
+			} else if c, ok := parseNotification(n.Payload); ok {
 				s.hub.Publish(c)
 			}
 		}
@@ -729,6 +737,7 @@ func (s *Store) Close() error {
 	s.stopListen()
 	<-s.listenDone
 	s.hub.Close()
+	s.acks.Close()
 	s.pool.Close()
 	return nil
 }

@@ -234,3 +234,8 @@ func TestUpdateFailureReleasesRow(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAckRelay(t *testing.T) {
+	u := pgtest.URL(t)
+	storetest.RunAckRelay(t, openURL(t, u), openURL(t, u))
+}
