@@ -19,6 +19,7 @@ type scaleLevel struct {
 	Pending, Polled int
 	CreatePerSec    float64
 	RSSAsksKB       int64 // the pending asks alone, no callers
+	AnonAsksKB      int64 // of which anonymous memory (heap, stacks, SQLite's cache)
 	RSSKB, HWMKB    int64 // after the callers settled too; peak
 	RSSEarlyKB      int64 // settle (3 s) after the callers started
 	RSSAfterKB      int64 // after the ack and answer loads
@@ -90,7 +91,7 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 
 	// 1. Create the asks through the HTTP API.
 	if p.pprofAddr != "" {
-		path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-create-%d.pprof", n))
+		path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-create-%d.pprof", variant, n))
 		go func() { _ = p.cpuProfile(ctx, 3*time.Second, path) }()
 		if os.Getenv("BENCH_TRACE") != "" {
 			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=2", strings.TrimSuffix(path, ".pprof")+".trace") }()
@@ -109,8 +110,17 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 	if err != nil {
 		return lvl, nil, err
 	}
-	lvl.RSSAsksKB = st["VmRSS"]
-	r.logf("  %d pending, no callers: RSS %.1f MB", n, float64(lvl.RSSAsksKB)/1024)
+	lvl.RSSAsksKB, lvl.AnonAsksKB = st["VmRSS"], st["RssAnon"]
+	r.logf("  %d pending, no callers: RSS %.1f MB (anonymous %.1f MB, file %.1f MB)", n, float64(lvl.RSSAsksKB)/1024,
+		float64(lvl.AnonAsksKB)/1024, float64(st["RssFile"])/1024)
+	if p.pprofAddr != "" {
+		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-%d-asks", variant, n))
+		_ = p.fetch(ctx, "/debug/pprof/heap", base+"-heap.pprof")
+		_ = p.fetch(ctx, "/debug/pprof/heap?debug=1", base+"-heap.txt")
+		if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", p.cmd.Process.Pid)); err == nil {
+			_ = os.WriteFile(base+"-smaps.txt", raw, 0o644)
+		}
+	}
 
 	// 2. Long-polling callers on the first of them, one connection each.
 	pctx, cancelPolls := context.WithCancel(ctx)
@@ -148,7 +158,7 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 	}
 	lvl.Threads = st["Threads"]
 	if p.pprofAddr != "" {
-		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-%d", n))
+		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-%d", variant, n))
 		_ = p.fetch(ctx, "/debug/pprof/heap", base+"-heap.pprof")
 		_ = p.fetch(ctx, "/debug/pprof/heap?debug=1", base+"-heap.txt")
 		_ = p.fetch(ctx, "/debug/pprof/goroutine", base+"-goroutine.pprof")
