@@ -18,6 +18,7 @@ import (
 type scaleLevel struct {
 	Pending, Polled int
 	CreatePerSec    float64
+	CreateCPU       time.Duration // slackask's CPU time per ask created
 	RSSAsksKB       int64 // the pending asks alone, no callers
 	AnonAsksKB      int64 // of which anonymous memory (heap, stacks, SQLite's cache)
 	RSSKB, HWMKB    int64 // after the callers settled too; peak
@@ -97,12 +98,14 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=2", strings.TrimSuffix(path, ".pprof")+".trace") }()
 		}
 	}
+	cpu0 := cpuTime(p.cmd.Process.Pid)
 	msgs, took, err := createAsks(ctx, a, n, r.cfg.createConc, typicalAsk)
 	if err != nil {
 		return lvl, nil, fmt.Errorf("create: %w\n%s", err, p.tailText())
 	}
 	lvl.CreatePerSec = float64(n) / took.Seconds()
-	r.logf("  %d asks created in %v: %.0f/s (load %s)", n, took.Round(time.Millisecond), lvl.CreatePerSec, loadAvg())
+	lvl.CreateCPU = (cpuTime(p.cmd.Process.Pid) - cpu0) / time.Duration(n)
+	r.logf("  %d asks created in %v: %.0f/s, %v of CPU each (load %s)", n, took.Round(time.Millisecond), lvl.CreatePerSec, lvl.CreateCPU, loadAvg())
 
 	// The asks alone (the state is in SQLite).
 	time.Sleep(r.cfg.settle)
