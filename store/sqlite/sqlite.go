@@ -574,7 +574,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 // write transaction tx; store.ErrNotFound when there is no such row. It
 // decodes the row every time: the Store keeps no records in memory (a
 // cache of decoded records did not pay for the memory it held: BENCHMARKS.md,
-// "The SQLite record cache").
+// "Resident memory with 10,000 pending asks, and the SQLite record cache").
 func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Record, error) {
 	r, err := scanRecord(tx.StmtContext(ctx, s.st.wByID).QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
