@@ -19,11 +19,11 @@ type scaleLevel struct {
 	Pending, Polled int
 	CreatePerSec    float64
 	CreateCPU       time.Duration // slackask's CPU time per ask created
-	RSSAsksKB       int64 // the pending asks alone, no callers
-	AnonAsksKB      int64 // of which anonymous memory (heap, stacks, SQLite's cache)
-	RSSKB, HWMKB    int64 // after the callers settled too; peak
-	RSSEarlyKB      int64 // settle (3 s) after the callers started
-	RSSAfterKB      int64 // after the ack and answer loads
+	RSSAsksKB       int64         // the pending asks alone, no callers
+	AnonAsksKB      int64         // of which anonymous memory (heap, stacks, SQLite's cache)
+	RSSKB, HWMKB    int64         // after the callers settled too; peak
+	RSSEarlyKB      int64         // settle (3 s) after the callers started
+	RSSAfterKB      int64         // after the ack and answer loads
 	Threads         int64
 	Goroutines      int
 	Ack             latency // envelopes at ackCheckRate while pending
