@@ -17,14 +17,18 @@ type abResults struct {
 }
 
 // abBench runs the A/B. Both builds run the same loads at the same rates,
-// alternating (old first in every other repetition).
-func (r *rig) abBench(ctx context.Context) (*abResults, error) {
+// alternating (old first in every other repetition). With scaleOnly it
+// runs only the scale levels (BENCH_ONLY=ab-scale).
+func (r *rig) abBench(ctx context.Context, scaleOnly bool) (*abResults, error) {
 	res := &abResults{Scale: map[string][]scaleLevel{}, Level: r.cfg.abLevel, Rates: r.cfg.abRates}
 	builds := []string{targetSlackask, targetOld}
-	ack, err := r.ackBench(ctx, ackRun{targets: builds, rates: r.cfg.abRates, answers: true})
-	res.Ack = ack
-	if err != nil {
-		return res, err
+	res.Ack = newAckResults() // stays empty with scaleOnly: no ack rows
+	if !scaleOnly {
+		ack, err := r.ackBench(ctx, ackRun{targets: builds, rates: r.cfg.abRates, answers: true})
+		res.Ack = ack
+		if err != nil {
+			return res, err
+		}
 	}
 	if r.cfg.abLevel <= 0 {
 		return res, nil

@@ -200,7 +200,7 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 		// Answer latency first, on a quiet process.
 		waitIdle(p.cmd.Process.Pid, r.cfg.pause)
 		if p.pprofAddr != "" && os.Getenv("BENCH_TRACE") != "" {
-			path := filepath.Join(r.cfg.profileDir, "slackask-answer.trace")
+			path := filepath.Join(r.cfg.profileDir, target+"-answer.trace")
 			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=3", path) }()
 		}
 		lat, click, err := answerSamples(ctx, fake, a, r.cfg.answers)

@@ -226,3 +226,27 @@ func TestCapacity(t *testing.T) {
 		t.Error("a load under the limit not counted as sustained")
 	}
 }
+
+// The A/B's scale levels alone (BENCH_ONLY=ab-scale) are reported without
+// the ack rows they did not measure.
+func TestABScaleOnlyReport(t *testing.T) {
+	cfg := quickConfig()
+	cfg.only = map[string]bool{"ab-scale": true}
+	if cfg.runs("ab") || !cfg.runs("ab-scale") {
+		t.Fatal("BENCH_ONLY=ab-scale should run the A/B's scale levels and not the rest of it")
+	}
+	ab := &abResults{Ack: newAckResults(), Level: 1000, Rates: cfg.abRates, Scale: map[string][]scaleLevel{
+		targetOld:      {{Pending: 1000, RSSAsksKB: 40 * 1024, CreateCPU: time.Millisecond}},
+		targetSlackask: {{Pending: 1000, RSSAsksKB: 42 * 1024, CreateCPU: 2 * time.Millisecond}},
+	}}
+	md := (&report{AB: ab, cfg: cfg, Reps: 1}).markdown()
+	if !strings.Contains(md, "| RSS with 1000 pending asks | 40.0 MB | 42.0 MB | 1.05× |") {
+		t.Fatalf("no RSS row in:\n%s", md)
+	}
+	if !strings.Contains(md, "| CPU per ask created (HTTP) | 1.00 ms | 2.00 ms | 2.00× |") {
+		t.Fatalf("no row of CPU per ask created in:\n%s", md)
+	}
+	if strings.Contains(md, "ack p99") {
+		t.Fatalf("ack rows without ack measurements in:\n%s", md)
+	}
+}

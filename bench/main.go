@@ -8,6 +8,7 @@
 //	           ack p50 against wire's at every step
 //	ab         this tree against BENCH_OLD_BIN in one run, alternating: ack
 //	           at 100 and 1,000/s, answer latency, RSS with 10,000 pending asks
+//	ab-scale   the A/B's scale levels alone (RSS with 10,000 pending asks)
 //	callgrind  instructions per envelope of each client under valgrind
 //	           --tool=callgrind (needs valgrind)
 //	scale      pending asks, long polls, memory, goroutines, restart time
@@ -45,7 +46,8 @@
 //	BENCH_PPROF=1         build slackask with a pprof listener (go build -overlay; the
 //	                      tree is untouched) and save to bench/results/: CPU profiles of
 //	                      its ack loads and asks creation, heap and goroutine profiles
-//	                      at each scale level, and this driver's CPU profile
+//	                      at each scale level, and this driver's CPU profile;
+//	                      BENCH_PPROF_MEMRATE=N sets its runtime.MemProfileRate
 //
 // Everything listens on 127.0.0.1 only. slackask runs as a separate
 // process built from ./cmd/slackask, so its resident memory and CPU time
@@ -337,12 +339,12 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 			fail("capacity", err)
 		}
 	}
-	if ctx.Err() == nil && cfg.runs("ab") {
+	if ctx.Err() == nil && (cfg.runs("ab") || cfg.runs("ab-scale")) {
 		if bins.old == "" {
 			logf("A/B: skipped (set BENCH_OLD_BIN to the build to compare with)")
 		} else {
 			logf("A/B: %s against %s: ack at %v/s, answers, %d pending asks; %d repetition(s)", "this tree", bins.old, cfg.abRates, cfg.abLevel, cfg.reps)
-			res, err := r.abBench(ctx)
+			res, err := r.abBench(ctx, !cfg.runs("ab"))
 			rep.AB = res
 			if err != nil {
 				fail("ab", err)

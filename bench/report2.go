@@ -263,6 +263,8 @@ func (r *report) abMarkdown(w writer) []target {
 		row(fmt.Sprintf("RSS with %d pending asks and a long-polling caller on each (settled)", ab.Level), pick(o, rssPolled), pick(n, rssPolled), "MB", false)
 		row("peak RSS", pick(o, peak), pick(n, peak), "MB", false)
 		row("asks created per second (HTTP)", pick(o, creates), pick(n, creates), "/s", false)
+		createCPU := func(l scaleLevel) float64 { return msf(l.CreateCPU) }
+		row("CPU per ask created (HTTP)", pick(o, createCPU), pick(n, createCPU), "ms", false)
 		cut := func(l scaleLevel) float64 { return float64(l.PollsCut) }
 		if oc, nc := pick(o, cut), pick(n, cut); oc+nc > 0 {
 			w("| long-polling callers cut while connecting (of %d) | %.0f | %.0f | |\n", min(ab.Level, r.cfg.pollers), oc, nc)

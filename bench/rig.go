@@ -304,8 +304,13 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 	if bin == "" {
 		return nil, fmt.Errorf("no %s build (BENCH_OLD_BIN)", o.variant)
 	}
-	if r.bins.profiled != "" && o.variant != targetOld && len(o.wrap) == 0 {
-		bin = r.bins.profiled
+	// The old build serves pprof only if it was built with pprofOverlay
+	// (by hand: go build -overlay in its tree); fetching from it fails
+	// otherwise, and profiles are best effort.
+	if r.bins.profiled != "" && len(o.wrap) == 0 {
+		if o.variant != targetOld {
+			bin = r.bins.profiled
+		}
 		if pprofAddr, err = freeAddr(); err != nil {
 			return nil, err
 		}
@@ -545,9 +550,14 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime"
+	"strconv"
 )
 
 func init() {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_PPROF_MEMRATE")); err == nil && n > 0 {
+		runtime.MemProfileRate = n
+	}
 	if addr := os.Getenv("SLACKASK_BENCH_PPROF_ADDR"); addr != "" {
 		go func() { _ = http.ListenAndServe(addr, nil) }()
 	}

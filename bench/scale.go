@@ -18,10 +18,12 @@ import (
 type scaleLevel struct {
 	Pending, Polled int
 	CreatePerSec    float64
-	RSSAsksKB       int64 // the pending asks alone, no callers
-	RSSKB, HWMKB    int64 // after the callers settled too; peak
-	RSSEarlyKB      int64 // settle (3 s) after the callers started
-	RSSAfterKB      int64 // after the ack and answer loads
+	CreateCPU       time.Duration // slackask's CPU time per ask created
+	RSSAsksKB       int64         // the pending asks alone, no callers
+	AnonAsksKB      int64         // of which anonymous memory (heap, stacks, SQLite's cache)
+	RSSKB, HWMKB    int64         // after the callers settled too; peak
+	RSSEarlyKB      int64         // settle (3 s) after the callers started
+	RSSAfterKB      int64         // after the ack and answer loads
 	Threads         int64
 	Goroutines      int
 	Ack             latency // envelopes at ackCheckRate while pending
@@ -90,18 +92,20 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 
 	// 1. Create the asks through the HTTP API.
 	if p.pprofAddr != "" {
-		path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-create-%d.pprof", n))
+		path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-create-%d.pprof", variant, n))
 		go func() { _ = p.cpuProfile(ctx, 3*time.Second, path) }()
 		if os.Getenv("BENCH_TRACE") != "" {
 			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=2", strings.TrimSuffix(path, ".pprof")+".trace") }()
 		}
 	}
+	cpu0 := cpuTime(p.cmd.Process.Pid)
 	msgs, took, err := createAsks(ctx, a, n, r.cfg.createConc, typicalAsk)
 	if err != nil {
 		return lvl, nil, fmt.Errorf("create: %w\n%s", err, p.tailText())
 	}
 	lvl.CreatePerSec = float64(n) / took.Seconds()
-	r.logf("  %d asks created in %v: %.0f/s (load %s)", n, took.Round(time.Millisecond), lvl.CreatePerSec, loadAvg())
+	lvl.CreateCPU = (cpuTime(p.cmd.Process.Pid) - cpu0) / time.Duration(n)
+	r.logf("  %d asks created in %v: %.0f/s, %v of CPU each (load %s)", n, took.Round(time.Millisecond), lvl.CreatePerSec, lvl.CreateCPU, loadAvg())
 
 	// The asks alone (the state is in SQLite).
 	time.Sleep(r.cfg.settle)
@@ -109,8 +113,17 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 	if err != nil {
 		return lvl, nil, err
 	}
-	lvl.RSSAsksKB = st["VmRSS"]
-	r.logf("  %d pending, no callers: RSS %.1f MB", n, float64(lvl.RSSAsksKB)/1024)
+	lvl.RSSAsksKB, lvl.AnonAsksKB = st["VmRSS"], st["RssAnon"]
+	r.logf("  %d pending, no callers: RSS %.1f MB (anonymous %.1f MB, file %.1f MB)", n, float64(lvl.RSSAsksKB)/1024,
+		float64(lvl.AnonAsksKB)/1024, float64(st["RssFile"])/1024)
+	if p.pprofAddr != "" {
+		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-%d-asks", variant, n))
+		_ = p.fetch(ctx, "/debug/pprof/heap", base+"-heap.pprof")
+		_ = p.fetch(ctx, "/debug/pprof/heap?debug=1", base+"-heap.txt")
+		if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", p.cmd.Process.Pid)); err == nil {
+			_ = os.WriteFile(base+"-smaps.txt", raw, 0o644)
+		}
+	}
 
 	// 2. Long-polling callers on the first of them, one connection each.
 	pctx, cancelPolls := context.WithCancel(ctx)
@@ -148,7 +161,7 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 	}
 	lvl.Threads = st["Threads"]
 	if p.pprofAddr != "" {
-		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-%d", n))
+		base := filepath.Join(r.cfg.profileDir, fmt.Sprintf("%s-%d", variant, n))
 		_ = p.fetch(ctx, "/debug/pprof/heap", base+"-heap.pprof")
 		_ = p.fetch(ctx, "/debug/pprof/heap?debug=1", base+"-heap.txt")
 		_ = p.fetch(ctx, "/debug/pprof/goroutine", base+"-goroutine.pprof")

@@ -112,7 +112,6 @@ type Store struct {
 	r         *sql.DB  // read-only pool
 	ck        *sql.DB  // one connection that checkpoints the WAL
 	st        statements
-	cache     recordCache // records as last written, for Update
 	closed    atomic.Bool
 	writes    atomic.Int64  // commits so far, for the checkpointer
 	lastWrite atomic.Int64  // unix nanoseconds of the latest commit
@@ -147,9 +146,9 @@ const (
 // statements are prepared once: parsing SQL costs as much as running it.
 // The w* ones belong to the write connection, the r* ones to the read pool.
 type statements struct {
-	wByID, wVersion, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
-	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
-	rByID, rPending, rSecret                                                           *sql.Stmt
+	wByID, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
+	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel       *sql.Stmt
+	rByID, rPending, rSecret                                                 *sql.Stmt
 }
 
 const (
@@ -167,10 +166,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.st = statements{
-		wByID:    prep(s.w, selectRecord+"WHERE id = ?"),
-		wVersion: prep(s.w, "SELECT version FROM asks WHERE id = ?"),
-		wByKey:   prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
-		wExists:  prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
+		wByID:   prep(s.w, selectRecord+"WHERE id = ?"),
+		wByKey:  prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
+		wExists: prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
 		wInsert: prep(s.w, `INSERT INTO asks
 			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -200,7 +198,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 func (st *statements) close() {
 	for _, s := range []*sql.Stmt{
-		st.wByID, st.wVersion, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
+		st.wByID, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
 		st.rByID, st.rPending, st.rSecret,
 	} {
@@ -495,7 +493,6 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	if found {
 		return existing, false, nil
 	}
-	s.cache.put(r)
 	return r, true, nil
 }
 
@@ -570,28 +567,15 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	if err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
-	s.cache.put(out)
 	return out, nil
 }
 
 // current returns the record id as it is in the database, inside the
-// write transaction tx: the cached copy when its version is the row's,
-// else the row decoded. store.ErrNotFound when there is no such row.
+// write transaction tx; store.ErrNotFound when there is no such row. It
+// decodes the row every time: the Store keeps no records in memory (a
+// cache of decoded records did not pay for the memory it held: BENCHMARKS.md,
+// "Resident memory with 10,000 pending asks, and the SQLite record cache").
 func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Record, error) {
-	if r, ok := s.cache.get(id); ok {
-		var v int64
-		err := tx.StmtContext(ctx, s.st.wVersion).QueryRowContext(ctx, id).Scan(&v)
-		if errors.Is(err, sql.ErrNoRows) {
-			s.cache.drop(id)
-			return store.Record{}, store.ErrNotFound
-		}
-		if err != nil {
-			return store.Record{}, err
-		}
-		if v == r.Version {
-			return r, nil
-		}
-	}
 	r, err := scanRecord(tx.StmtContext(ctx, s.st.wByID).QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, store.ErrNotFound
@@ -613,7 +597,6 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.check(ctx); err != nil {
 		return store.WrapErr(ctx, op, err)
 	}
-	s.cache.drop(id)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var (
 			version int64
@@ -709,7 +692,6 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, store.WrapErr(ctx, op, err)
 	}
-	s.cache.clear()
 	n := 0
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		n = 0
@@ -799,9 +781,6 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	})
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
-	}
-	for _, r := range out {
-		s.cache.put(store.Clone(r))
 	}
 	return out, nil
 }
