@@ -16,10 +16,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/workslots"
 )
 
@@ -50,6 +52,16 @@ type Config struct {
 	// 0 means 1. With two or more, a connection that reconnects leaves
 	// the others to take the clicks.
 	Connections int
+	// Journal, when set, makes block_actions envelopes durable before
+	// their ack (see Socket.Journal), so that they are acked at once;
+	// nil: each is acked once its change is stored. It must survive what
+	// the store survives: serve sets it only for a SQLite store, in a
+	// file next to the database.
+	Journal *journal.Journal
+	// Replay is what Journal's Open returned: envelopes acked by an
+	// earlier process and not processed. Run hands them to the handler,
+	// in order, before any connection opens.
+	Replay []journal.Entry
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
@@ -95,8 +107,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
 	for i := range max(cfg.Connections, 1) {
-		b.sockets = append(b.sockets, &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots,
-			Log: cfg.Logger.With().Int("socket", i).Logger()})
+		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, Log: cfg.Logger.With().Int("socket", i).Logger()}
+		if cfg.Journal != nil {
+			s.Journal = cfg.Journal
+		}
+		b.sockets = append(b.sockets, s)
 	}
 	return b, nil
 }
@@ -122,6 +137,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 
 	var bg sync.WaitGroup
 	bg.Go(func() { svc.Run(ctx) })
+	b.replay(ctx)
 	errs := make(chan error, len(b.sockets))
 	var socks sync.WaitGroup
 	for _, s := range b.sockets {
@@ -226,4 +242,29 @@ func (b *Bot) Hello(appID string) {
 func (b *Bot) openURL(ctx context.Context) (string, error) {
 	_, url, err := b.api.StartSocketModeContext(ctx)
 	return url, err
+}
+
+// replay hands the envelopes of cfg.Replay to the handler as if just
+// read, in journal order, without an ack (an earlier process acked them):
+// their jobs queue ahead of anything the connections, opened after, can
+// bring, so one ask's acts still apply in the order they came. Each one's
+// entry is marked done when it settles. An act applied before the crash
+// is harmless a second time: acts are compare-and-set, and a Submit or
+// Cancel on an ended ask is refused.
+func (b *Bot) replay(ctx context.Context) {
+	if len(b.cfg.Replay) == 0 {
+		return
+	}
+	b.log.Info().Int("envelopes", len(b.cfg.Replay)).Msg("replaying acked envelopes the journal kept")
+	for _, e := range b.cfg.Replay {
+		env := &Envelope{ID: envelopeID(e.Data), journal: b.cfg.Journal, seq: e.Seq, replayed: true, log: b.log}
+		typ, cb, err := decodeEnvelope(e.Data)
+		if typ != socketmode.RequestTypeInteractive || err != nil {
+			env.Ack(nil)
+			continue
+		}
+		env.Payload = cb
+		b.Interactive(ctx, env)
+	}
+	b.cfg.Replay = nil
 }
