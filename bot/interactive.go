@@ -23,7 +23,8 @@ type job struct {
 
 // route decides, without I/O, what a payload calls for. Payloads that
 // change nothing are settled here; a person act is a job that acks its
-// envelope once the lifecycle stored the change (commit, then ack), and
+// envelope once the lifecycle stored the change (commit, then ack; for a
+// journaled envelope, acked when read, commit, then mark it done), and
 // leaves the Slack calls that follow (ephemerals; message updates are the
 // lifecycle's) to run after the ack, outside the ask's queue. An "Other…"
 // or "Details" click is acked at once: its views.open needs only the

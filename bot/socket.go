@@ -28,9 +28,7 @@ import (
 // the gorilla/websocket slack-go dials with, rather than slack-go's
 // socketmode.Client, which decodes every payload in full (message blocks
 // included) before the app sees the envelope. Here the reader acks an
-// envelope as soon as it has read its id, and only a view_submission, whose
-// ack may carry validation errors, waits for its payload to be decoded and
-// judged by the handler.
+// envelope that asks for no change as soon as it has read its id.
 //
 // An envelope that may ask for a change (block_actions, view_submission)
 // must not be lost once acked: Slack never resends an acked payload. With
@@ -77,7 +75,9 @@ type EnvelopeHandler interface {
 	// Interactive handles an interactive envelope. It must settle env
 	// exactly once, from any goroutine: Ack it once what it asks for is
 	// stored (Slack never resends an acked payload), or Drop it unacked
-	// when that failed (Slack then tells the person). It is called by one
+	// when that failed (Slack then tells the person). For an envelope the
+	// reader journaled and acked, Ack marks its journal entry done and
+	// Drop leaves it for the next start's replay. It is called by one
 	// goroutine in read order, so it must not wait for I/O itself.
 	Interactive(ctx context.Context, env *Envelope)
 }
