@@ -245,12 +245,15 @@ func (b *Bot) openURL(ctx context.Context) (string, error) {
 }
 
 // replay hands the envelopes of cfg.Replay to the handler as if just
-// read, in journal order, without an ack (an earlier process acked them):
-// their jobs queue ahead of anything the connections, opened after, can
-// bring, so one ask's acts still apply in the order they came. Each one's
-// entry is marked done when it settles. An act applied before the crash
-// is harmless a second time: acts are compare-and-set, and a Submit or
-// Cancel on an ended ask is refused.
+// read, in journal order (the order they were read), without an ack (an
+// earlier process acked them): their jobs queue ahead of anything the
+// connections, opened after, can bring, so one ask's acts still apply in
+// the order they came. Each one's entry is marked done when it settles.
+// An act applied before the crash is harmless a second time: acts are
+// compare-and-set, a select or skip sets what it set already, and a
+// Submit or Cancel on an ended ask is refused. The lifecycle's recovery
+// runs alongside: an act on an ask whose post it is still adopting waits
+// for the message's ts, as any act does.
 func (b *Bot) replay(ctx context.Context) {
 	if len(b.cfg.Replay) == 0 {
 		return
