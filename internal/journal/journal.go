@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,13 +173,7 @@ func (j *Journal) scan(data []byte) (entries []Entry, good int64, reason string)
 		j.next = max(j.next, seq+1)
 		off += headerLen + int64(n)
 	}
-	for _, seq := range slices.Sorted(func(yield func(uint64) bool) {
-		for s := range byseq {
-			if !yield(s) {
-				return
-			}
-		}
-	}) {
+	for _, seq := range slices.Sorted(maps.Keys(byseq)) {
 		entries = append(entries, Entry{Seq: seq, Data: slices.Clone(byseq[seq])})
 	}
 	return entries, off, reason
@@ -283,13 +278,7 @@ func (j *Journal) Done(seq uint64) error {
 // before the rename, so a crash leaves the old file or the new one, whole,
 // and no other process can take the lock in between.
 func (j *Journal) compact() error {
-	seqs := slices.Sorted(func(yield func(uint64) bool) {
-		for s := range j.outstanding {
-			if !yield(s) {
-				return
-			}
-		}
-	})
+	seqs := slices.Sorted(maps.Keys(j.outstanding))
 	buf := make([]byte, 0, j.live)
 	spans := make(map[uint64]span, len(seqs))
 	for _, seq := range seqs {
