@@ -246,9 +246,11 @@ func (b *Bot) openURL(ctx context.Context) (string, error) {
 
 // replay hands the envelopes of cfg.Replay to the handler as if just
 // read, in journal order (the order they were read), without an ack (an
-// earlier process acked them): their jobs queue ahead of anything the
-// connections, opened after, can bring, so one ask's acts still apply in
-// the order they came. Each one's entry is marked done when it settles.
+// earlier process acked them), and returns once every one is settled
+// (or ctx ended): the connections open after it, so one ask's acts still
+// apply in the order they came, and a process that is ready (a
+// connection up) has applied every click an earlier one acked. Each
+// one's entry is marked done when it settles.
 // An act applied before the crash is harmless a second time: acts are
 // compare-and-set, a select or skip sets what it set already, and a
 // Submit or Cancel on an ended ask is refused. The lifecycle's recovery
@@ -259,8 +261,10 @@ func (b *Bot) replay(ctx context.Context) {
 		return
 	}
 	b.log.Info().Int("envelopes", len(b.cfg.Replay)).Msg("replaying acked envelopes the journal kept")
+	var settled sync.WaitGroup
 	for _, e := range b.cfg.Replay {
-		env := &Envelope{ID: envelopeID(e.Data), journal: b.cfg.Journal, seq: e.Seq, replayed: true, log: b.log}
+		settled.Add(1)
+		env := &Envelope{ID: envelopeID(e.Data), journal: b.cfg.Journal, seq: e.Seq, replayed: true, release: settled.Done, log: b.log}
 		typ, cb, err := decodeEnvelope(e.Data)
 		if typ != socketmode.RequestTypeInteractive || err != nil {
 			env.Ack(nil)
@@ -270,4 +274,11 @@ func (b *Bot) replay(ctx context.Context) {
 		b.Interactive(ctx, env)
 	}
 	b.cfg.Replay = nil
+	done := make(chan struct{})
+	go func() { settled.Wait(); close(done) }() // ends with the last act, which ends with ctx
+	select {
+	case <-done:
+		b.log.Info().Msg("replay done")
+	case <-ctx.Done():
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/journal"
@@ -119,20 +120,49 @@ func TestJournaledClickReplayedAtStart(t *testing.T) {
 	}
 	_ = j.Close()
 
-	// The next start, on the same store.
+	// The next start, on the same store, whose write of the replayed act
+	// is held: no connection opens before the replay is done.
 	j = r.openJournal(path)
 	if len(r.replay) != 1 || !strings.Contains(string(r.replay[0].Data), `"block_actions"`) {
 		t.Fatalf("Open returned %d entries to replay, want the select", len(r.replay))
 	}
 	again := r.replay
-	r.start()
-	r.waitFor("the replayed select answers the ask", func() bool {
-		rec, _ := mem.Get(context.Background(), ask.ID)
-		return rec.Status == interaction.StatusAnswered && rec.Answer != nil && len(rec.Answer.Answers) == 1 &&
-			strings.Join(rec.Answer.Answers[0].Selected, ",") == "no"
-	})
-	r.waitFor("the replayed entry is done", func() bool { return j.Outstanding() == 0 })
+	gs := &gateStore{Store: mem, entered: make(chan struct{}), release: make(chan struct{})}
+	gs.armed.Store(true)
+	r.store = gs
+	t.Cleanup(gs.open)
+	r.waitFor("the first bot's connection is gone", func() bool { return r.fake.Connections() == 0 })
+	second := r.wire()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = second.bot.Run(ctx, second.Service) }()
+	defer func() { gs.open(); cancel(); <-ran }() // a failing test must not leave the act held
+	<-gs.entered
+	// Nothing can happen while the act is held: a Run that did not wait
+	// for it would connect within milliseconds, so half a second without
+	// a connection stands for never.
+	wctx, wcancel := context.WithTimeout(r.ctx(), 500*time.Millisecond)
+	err = r.fake.WaitConnected(wctx, 1)
+	wcancel()
+	if err == nil {
+		t.Fatal("a connection opened while the replayed act was held")
+	}
+	gs.open()
+	if err := r.fake.WaitConnected(r.ctx(), 1); err != nil {
+		t.Fatal("no connection after the replay")
+	}
+	// Connected: the replay is done, its act stored.
+	if rec, _ := mem.Get(context.Background(), ask.ID); rec.Status != interaction.StatusAnswered || rec.Answer == nil ||
+		len(rec.Answer.Answers) != 1 || strings.Join(rec.Answer.Answers[0].Selected, ",") != "no" {
+		t.Fatalf("connected before the replayed select was applied: %s %+v", rec.Status, rec.Answer)
+	}
+	if n := j.Outstanding(); n != 0 {
+		t.Fatalf("%d entries outstanding once connected, want 0", n)
+	}
+	cancel()
+	<-ran
 	_ = j.Close()
+	r.store = mem
 
 	// The same click replayed again, as by a start whose predecessor
 	// died before marking it done: refused (the ask ended), silently.

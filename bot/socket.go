@@ -100,7 +100,7 @@ type Envelope struct {
 	// been told its outcome already.
 	replayed bool
 	settled  atomic.Bool
-	release  func() // tells the connection the envelope is settled
+	release  func() // tells the connection (or the replay) the envelope is settled
 	log      zerolog.Logger
 }
 
@@ -119,6 +119,7 @@ func (e *Envelope) Ack(payload any) {
 				// or repeated (acts are compare-and-set).
 				e.log.Warn().Err(err).Str("envelope", e.ID).Msg("journal entry not marked done")
 			}
+			e.released()
 		}
 		return
 	}
@@ -140,6 +141,7 @@ func (e *Envelope) Ack(payload any) {
 func (e *Envelope) Drop() {
 	if e.seq != 0 && e.settle() {
 		e.log.Error().Str("envelope", e.ID).Uint64("seq", e.seq).Msg("acked envelope whose change was not stored: kept in the journal, replayed at the next start")
+		e.released()
 		return
 	}
 	if e.ackFn != nil && e.settle() {
