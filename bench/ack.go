@@ -103,9 +103,10 @@ func (r *rig) ackBench(ctx context.Context, run ackRun) (*ackResults, error) {
 	return res, nil
 }
 
-// removeDB removes a SQLite database and its WAL files.
+// removeDB removes a SQLite database, its WAL files and its journal of
+// acked clicks.
 func removeDB(db string) {
-	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
+	for _, suffix := range []string{"", "-wal", "-shm", ".lock", "-acks"} {
 		_ = os.Remove(db + suffix)
 	}
 }

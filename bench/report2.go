@@ -19,7 +19,7 @@ const (
 type writer func(format string, args ...any)
 
 var clientNames = map[string]string{
-	targetSlackask: "slackask (stores every click before its ack)",
+	targetSlackask: "slackask (journals every click before its ack, stores it after)",
 	targetBolt:     "Bolt for JS (ack only)",
 	targetFloor:    "bare slack-go (ack only)",
 	targetWire:     "wire (read + ack only)",
@@ -36,7 +36,7 @@ func (r *report) capacityMarkdown(w writer) []target {
 	var targets []target
 	order := []string{targetSlackask, targetBolt, targetFloor, targetWire}
 	w("### Capacity: the highest rate with ack p99 under %s ms\n\n", ms(capacityP99))
-	w("Each client runs the rates %s envelopes/s in order, %v of open-loop load each (after a 1 s warm-up at 100/s, and once it is idle), and stops at the first rate where an ack p99 reached %s ms, an envelope went unacked or failed; %d repetition(s), clients in a rotated order. The envelopes are the ack benchmark's `block_actions` select changes on 100 pending asks; slackask stores each change before it acks. The load generator (the fake and its senders) runs on the same two cores: at the top rates it takes a core of its own.\n\n",
+	w("Each client runs the rates %s envelopes/s in order, %v of open-loop load each (after a 1 s warm-up at 100/s, and once it is idle), and stops at the first rate where an ack p99 reached %s ms, an envelope went unacked or failed; %d repetition(s), clients in a rotated order. The envelopes are the ack benchmark's `block_actions` select changes on 100 pending asks; slackask appends each to its journal (one write), acks it, then stores the change. The load generator (the fake and its senders) runs on the same two cores: at the top rates it takes a core of its own.\n\n",
 		joinInts(c.rates), r.cfg.capDur, ms(capacityP99), r.Reps)
 	w("| client | capacity per repetition | median | first rate not sustained: p50 / p99 ms |\n|---|---|---:|---|\n")
 	caps := map[string]float64{}
@@ -76,7 +76,7 @@ func (r *report) capacityMarkdown(w writer) []target {
 	w("\n\"+\": sustained the highest rate tried.\n\n")
 	if s, ok := caps[targetSlackask]; ok {
 		if b, ok := caps[targetBolt]; ok {
-			targets = append(targets, tgt("capacity (ack p99 < 100 ms): slackask, storing every click, ≥ "+capacityTargetOf,
+			targets = append(targets, tgt("capacity (ack p99 < 100 ms): slackask, journaling and storing every click, ≥ "+capacityTargetOf,
 				fmt.Sprintf("%.0f/s against %.0f/s", s, b), s >= b))
 		}
 	}
@@ -219,7 +219,7 @@ func (r *report) abMarkdown(w writer) []target {
 	a := ab.Ack
 	var targets []target
 	w("### A/B: this build against the old one, in one run\n\n")
-	w("Both builds run the same loads against one fake, taking turns (the old one first in every other repetition), each on its own database with its own 100 posted asks. Ack: the select changes of the capacity search, %v per rate; answer: %d asks per repetition as in \"Answer latency\"; median over %d repetition(s). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build stores each click before acking it (issue 14.1); the old acked as soon as it had the envelope id.\n\n",
+	w("Both builds run the same loads against one fake, taking turns (the old one first in every other repetition), each on its own database with its own 100 posted asks. Ack: the select changes of the capacity search, %v per rate; answer: %d asks per repetition as in \"Answer latency\"; median over %d repetition(s). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
 		r.cfg.ackDur, r.cfg.answers, r.Reps, ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
 	w("| measure | old | new | new ÷ old |\n|---|---:|---:|---:|\n")
 	row := func(what string, old, nw float64, unit string, target bool) {
@@ -300,7 +300,7 @@ func (r *report) callgrindMarkdown(w writer) []target {
 		return nil
 	}
 	w("### Instructions per envelope (valgrind --tool=callgrind)\n\n")
-	w("Each client runs under callgrind as its own process, its Socket Mode connection to the fake in the driver (not counted). It is handed one envelope and its count is dumped (start-up, connecting, recovery, the first envelope's one-time work); then N more, one at a time, each after the previous one's ack (the same captured `block_actions` select changes as the capacity search; slackask stores each before its ack), and the count since the first dump ÷ N is the count per envelope: everything the process did for them, its runtime included, in user space (not the kernel). The count does not depend on the machine's speed or load. Go clients run with `GODEBUG=asyncpreemptoff=1` (callgrind aborts on the preemption signals).\n\n")
+	w("Each client runs under callgrind as its own process, its Socket Mode connection to the fake in the driver (not counted). It is handed one envelope and its count is dumped (start-up, connecting, recovery, the first envelope's one-time work); then N more, one at a time, each after the previous one's ack (the same captured `block_actions` select changes as the capacity search; slackask journals each before its ack and stores it after), and the count since the first dump ÷ N is the count per envelope: everything the process did for them, its runtime included, in user space (not the kernel). The count does not depend on the machine's speed or load. Go clients run with `GODEBUG=asyncpreemptoff=1` (callgrind aborts on the preemption signals).\n\n")
 	w("| client | N | instructions, start-up + 1st envelope | instructions, N envelopes | per envelope |\n|---|---:|---:|---:|---:|\n")
 	per := map[string]float64{}
 	for _, c := range r.Callgrind {

@@ -16,10 +16,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/workslots"
 	"github.com/slackask/slackask/store"
 )
@@ -55,6 +57,16 @@ type Config struct {
 	// process cannot send to another replica, and sends theirs: see
 	// relay.go.
 	Relay store.AckRelay
+	// Journal, when set, makes block_actions envelopes durable before
+	// their ack (see Socket.Journal), so that they are acked at once;
+	// nil: each is acked once its change is stored. It must survive what
+	// the store survives: serve sets it only for a SQLite store, in a
+	// file next to the database.
+	Journal *journal.Journal
+	// Replay is what Journal's Open returned: envelopes acked by an
+	// earlier process and not processed. Run hands them to the handler,
+	// in order, before any connection opens.
+	Replay []journal.Entry
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
@@ -102,8 +114,12 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
 	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
 	for i := range max(cfg.Connections, 1) {
-		b.sockets = append(b.sockets, &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes,
-			Log: cfg.Logger.With().Int("socket", i).Logger()})
+		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes,
+			Log: cfg.Logger.With().Int("socket", i).Logger()}
+		if cfg.Journal != nil {
+			s.Journal = cfg.Journal
+		}
+		b.sockets = append(b.sockets, s)
 	}
 	return b, nil
 }
@@ -130,6 +146,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { svc.Run(ctx) })
 	stopRelay := b.routes.serve(ctx)
+	b.replay(ctx)
 	errs := make(chan error, len(b.sockets))
 	var socks sync.WaitGroup
 	for _, s := range b.sockets {
@@ -235,4 +252,43 @@ func (b *Bot) Hello(appID string) {
 func (b *Bot) openURL(ctx context.Context) (string, error) {
 	_, url, err := b.api.StartSocketModeContext(ctx)
 	return url, err
+}
+
+// replay hands the envelopes of cfg.Replay to the handler as if just
+// read, in journal order (the order they were read), without an ack (an
+// earlier process acked them), and returns once every one is settled
+// (or ctx ended): the connections open after it, so one ask's acts still
+// apply in the order they came, and a process that is ready (a
+// connection up) has applied every click an earlier one acked. Each
+// one's entry is marked done when it settles.
+// An act applied before the crash is harmless a second time: acts are
+// compare-and-set, a select or skip sets what it set already, and a
+// Submit or Cancel on an ended ask is refused. The lifecycle's recovery
+// runs alongside: an act on an ask whose post it is still adopting waits
+// for the message's ts, as any act does.
+func (b *Bot) replay(ctx context.Context) {
+	if len(b.cfg.Replay) == 0 {
+		return
+	}
+	b.log.Info().Int("envelopes", len(b.cfg.Replay)).Msg("replaying acked envelopes the journal kept")
+	var settled sync.WaitGroup
+	for _, e := range b.cfg.Replay {
+		settled.Add(1)
+		env := &Envelope{ID: envelopeID(e.Data), journal: b.cfg.Journal, seq: e.Seq, replayed: true, release: settled.Done, log: b.log}
+		typ, cb, err := decodeEnvelope(e.Data)
+		if typ != socketmode.RequestTypeInteractive || err != nil {
+			env.Ack(nil)
+			continue
+		}
+		env.Payload = cb
+		b.Interactive(ctx, env)
+	}
+	b.cfg.Replay = nil
+	done := make(chan struct{})
+	go func() { settled.Wait(); close(done) }() // ends with the last act, which ends with ctx
+	select {
+	case <-done:
+		b.log.Info().Msg("replay done")
+	case <-ctx.Done():
+	}
 }

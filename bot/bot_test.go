@@ -16,6 +16,7 @@ import (
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/memory"
@@ -36,6 +37,10 @@ type rig struct {
 	clock *clock.Fake
 	conns int  // Socket Mode connections of the bots it starts (0: 1)
 	relay bool // the bots it starts relay acks through the store (an AckRelay)
+	// journal and replay: the bots it starts journal block_actions
+	// envelopes (nil: none) and replay these entries at start.
+	journal *journal.Journal
+	replay  []journal.Entry
 }
 
 func newRig(t *testing.T) *rig {
@@ -64,7 +69,8 @@ func (r *running) Ready(ctx context.Context) error { return r.bot.Ready(ctx) }
 func (r *rig) wire() *running {
 	r.t.Helper()
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
-	cfg := Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns}
+	cfg := Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns,
+		Journal: r.journal, Replay: r.replay}
 	if r.relay {
 		cfg.Relay = r.store.(store.AckRelay)
 	}

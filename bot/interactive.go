@@ -23,7 +23,8 @@ type job struct {
 
 // route decides, without I/O, what a payload calls for. Payloads that
 // change nothing are settled here; a person act is a job that acks its
-// envelope once the lifecycle stored the change (commit, then ack), and
+// envelope once the lifecycle stored the change (commit, then ack; for a
+// journaled envelope, acked when read, commit, then mark it done), and
 // leaves the Slack calls that follow (ephemerals; message updates are the
 // lifecycle's) to run after the ack, outside the ask's queue. An "Other…"
 // or "Details" click is acked at once: its views.open needs only the
@@ -69,6 +70,9 @@ func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
 	switch ref.Kind {
 	case blocks.KindOther, blocks.KindDetails:
 		env.Ack(nil)
+		if env.replayed { // its trigger expired long ago, and it stores nothing
+			return nil
+		}
 		return []job{{fn: func() { b.openModal(ctx, cb, ref) }}}
 	default:
 		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, env, a, ref) }}}
@@ -217,6 +221,12 @@ func vetoedBy(rec asks.Record) bool {
 // rather than the click being lost silently. What follows the ack (telling
 // the person why nothing changed) runs on its own, so the ask's next act
 // does not wait for Slack.
+//
+// A replayed act that is refused is only logged: most likely the earlier
+// process applied it before it died (a Submit then finds the ask answered)
+// and told the person, and "this question has ended" would be wrong. One
+// that succeeds is confirmed as any act (on a team ask, the "your answer
+// is in" ephemeral, perhaps a second time).
 func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.Record, err error) {
 	if err != nil && !refusal(err) {
 		env.Drop()
@@ -224,7 +234,10 @@ func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.
 		return
 	}
 	env.Ack(nil)
-	if err != nil {
+	switch {
+	case err != nil && env.replayed:
+		b.log.Info().Err(err).Str("ask", trim(act.AskID)).Msg("replayed act refused (applied before the restart, or the ask moved on)")
+	case err != nil:
 		b.handlers.Go(func() { b.report(ctx, act, rec, err) })
 	}
 }

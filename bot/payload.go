@@ -114,6 +114,33 @@ func ackAfterDecode(frame []byte) bool {
 	return bytes.Contains(frame, unicodeEscape)
 }
 
+var (
+	blockActionsToken   = changeTokens[1]
+	viewSubmissionToken = changeTokens[0]
+)
+
+// journaled reports whether an envelope goes to the Journal and is acked
+// at once: a block_actions one, never a view_submission (its ack may
+// carry errors). The bytes "block_actions" with their quotes must be
+// there and "view_submission" must not (see ackAfterDecode); a frame with
+// \u escapes, which could spell either, has its payload's type decoded.
+// A false positive other than a view_submission (a label reading
+// block_actions) only journals an envelope acked at once anyway.
+func journaled(frame []byte) bool {
+	if !bytes.Contains(frame, blockActionsToken) || bytes.Contains(frame, viewSubmissionToken) {
+		return false
+	}
+	if !bytes.Contains(frame, unicodeEscape) {
+		return true
+	}
+	var env struct {
+		Payload struct {
+			Type string `json:"type"`
+		} `json:"payload"`
+	}
+	return json.Unmarshal(frame, &env) == nil && env.Payload.Type == string(slack.InteractionTypeBlockActions)
+}
+
 // envelopeID returns the envelope_id of a Socket Mode frame, or "" when
 // the frame has none (hello, disconnect) or is not a JSON object. Slack
 // sends envelope_id first, so this reads a few dozen bytes, not the payload.

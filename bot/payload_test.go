@@ -208,10 +208,37 @@ func TestAckAfterDecode(t *testing.T) {
 	}
 }
 
+// TestJournaled: block_actions envelopes go to the journal (and are acked
+// at once), a view_submission never, whatever its escapes or labels say.
+func TestJournaled(t *testing.T) {
+	for _, c := range []struct {
+		name, frame string
+		want        bool
+	}{
+		{"block_actions", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"hi"}}}`, true},
+		{"block_actions with an escape", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"caf\u00e9"}}}`, true},
+		{"view_submission", `{"envelope_id":"e","payload":{"type":"view_submission","view":{}}}`, false},
+		{"block_actions naming view_submission", `{"envelope_id":"e","payload":{"type":"block_actions","message":{"text":"view_submission"}}}`, false},
+		{"escaped view_submission with a block_actions label", `{"envelope_id":"e","payload":{"type":"view\u005fsubmission","label":"block_actions"}}`, false},
+		{"escaped block_actions", `{"envelope_id":"e","payload":{"type":"block\u005factions"}}`, false},
+		{"view_closed", `{"envelope_id":"e","payload":{"type":"view_closed","view":{}}}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := journaled([]byte(c.frame)); got != c.want {
+				t.Fatalf("journaled = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if !journaled(envelopeFrame(t)) {
+		t.Fatal("the fake's block_actions frame is not journaled")
+	}
+}
+
 // FuzzFastAck: an envelope the reader acks before decoding is never one
 // whose payload is a view_submission (whose ack may have to carry errors)
-// or a block_actions (acked only once its change is stored), and the id
-// it acks is the envelope's.
+// or, unless journaled, a block_actions (acked only once its change is
+// stored); no view_submission is journaled; and the id it acks is the
+// envelope's.
 func FuzzFastAck(f *testing.F) {
 	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view_submission"}}`))
 	f.Add([]byte(`{"envelope_id":"e","type":"interactive","payload":{"type":"view\u005fsubmission"}}`))
@@ -232,6 +259,10 @@ func FuzzFastAck(f *testing.F) {
 			if !ackAfterDecode(frame) {
 				t.Fatalf("%s would be acked before its decode: %s", env.Payload.Type, frame)
 			}
+		}
+		// A journaled envelope is acked at once: never a view_submission.
+		if slack.InteractionType(env.Payload.Type) == slack.InteractionTypeViewSubmission && journaled(frame) {
+			t.Fatalf("a view_submission would be journaled and acked at once: %s", frame)
 		}
 		if env.EnvelopeID != nil && !hasDuplicateKeys(frame) && envelopeID(frame) != *env.EnvelopeID {
 			t.Fatalf("envelopeID = %q, want %q", envelopeID(frame), *env.EnvelopeID)

@@ -28,14 +28,14 @@ import (
 // the gorilla/websocket slack-go dials with, rather than slack-go's
 // socketmode.Client, which decodes every payload in full (message blocks
 // included) before the app sees the envelope. Here the reader acks an
-// envelope as soon as it has read its id, and only a view_submission, whose
-// ack may carry validation errors, waits for its payload to be decoded and
-// judged by the handler.
+// envelope that asks for no change as soon as it has read its id.
 //
 // An envelope that may ask for a change (block_actions, view_submission)
-// is acked by the handler only once the change is stored: Slack never
-// resends an acked payload, so an ack before the store could lose a click
-// to a crash.
+// must not be lost once acked: Slack never resends an acked payload. With
+// a Journal, the reader appends a block_actions envelope to it and acks it
+// at once (the journal replays it after a crash); without one, and for a
+// view_submission always (its ack may carry errors), the handler acks the
+// envelope only once the change is stored.
 const (
 	// pingTimeout: Slack pings every few seconds; with no frame and no
 	// ping for this long the connection is taken for dead (as slack-go).
@@ -75,7 +75,9 @@ type EnvelopeHandler interface {
 	// Interactive handles an interactive envelope. It must settle env
 	// exactly once, from any goroutine: Ack it once what it asks for is
 	// stored (Slack never resends an acked payload), or Drop it unacked
-	// when that failed (Slack then tells the person). It is called by one
+	// when that failed (Slack then tells the person). For an envelope the
+	// reader journaled and acked, Ack marks its journal entry done and
+	// Drop leaves it for the next start's replay. It is called by one
 	// goroutine in read order, so it must not wait for I/O itself.
 	Interactive(ctx context.Context, env *Envelope)
 }
@@ -85,20 +87,39 @@ type Envelope struct {
 	ID      string
 	Payload *callback
 	// ackFn writes the ack; nil once the reader acked the envelope as it
-	// read it (its ack could carry nothing and it asks for no change).
-	ackFn   func(payload any) error
-	settled atomic.Bool
-	release func() // tells the connection the envelope is settled
-	log     zerolog.Logger
+	// read it (its ack could carry nothing and it asks for no change, or
+	// it is journaled).
+	ackFn func(payload any) error
+	// journal and seq: the journal entry of an envelope the reader
+	// journaled before acking it (seq 0: none), marked done when the
+	// envelope is settled by Ack.
+	journal Journal
+	seq     uint64
+	// replayed: the envelope comes from the journal at start-up, acked by
+	// an earlier process; its trigger has expired and the person may have
+	// been told its outcome already.
+	replayed bool
+	settled  atomic.Bool
+	release  func() // tells the connection (or the replay) the envelope is settled
+	log      zerolog.Logger
 }
 
 // Ack answers the envelope, with payload as the ack's payload (nil:
-// none). For an envelope the reader acked already it does nothing (a
-// payload is then logged as lost); a second settling is logged.
+// none). For an envelope the reader acked already it writes nothing (a
+// payload is then logged as lost) and marks its journal entry done; a
+// second settling is logged.
 func (e *Envelope) Ack(payload any) {
 	if e.ackFn == nil {
 		if payload != nil {
 			e.log.Error().Str("envelope", e.ID).Msg("envelope acked before its ack payload was known")
+		}
+		if e.seq != 0 && e.settle() {
+			if err := e.journal.Done(e.seq); err != nil {
+				// Replayed at the next start, where its act is refused
+				// or repeated (acts are compare-and-set).
+				e.log.Warn().Err(err).Str("envelope", e.ID).Msg("journal entry not marked done")
+			}
+			e.released()
 		}
 		return
 	}
@@ -115,8 +136,14 @@ func (e *Envelope) Ack(payload any) {
 
 // Drop settles the envelope without an ack: what it asked for could not
 // be stored, and Slack shows the person an error instead of a silent
-// loss.
+// loss. A journaled envelope was acked already: its entry is left
+// outstanding, so that the next start replays it.
 func (e *Envelope) Drop() {
+	if e.seq != 0 && e.settle() {
+		e.log.Error().Str("envelope", e.ID).Uint64("seq", e.seq).Msg("acked envelope whose change was not stored: kept in the journal, replayed at the next start")
+		e.released()
+		return
+	}
 	if e.ackFn != nil && e.settle() {
 		e.log.Warn().Str("envelope", e.ID).Msg("envelope left unacked: its change was not stored")
 		e.released()
@@ -139,9 +166,22 @@ func (e *Envelope) released() {
 	}
 }
 
+// Journal keeps the block_actions envelopes a Socket acked before their
+// change was stored, until it is (internal/journal's Journal): Append
+// returns once the frame would survive the death of the process, Done
+// marks it processed.
+type Journal interface {
+	Append(frame []byte) (seq uint64, err error)
+	Done(seq uint64) error
+}
+
 // Socket keeps one Socket Mode connection open and hands what it reads
 // to Handler. Set the exported fields, then call Run once.
 type Socket struct {
+	// Journal, when set, takes every block_actions envelope before the
+	// reader acks it, at once; the handler's Ack then marks it done.
+	// Without it such an envelope is acked by the handler once stored.
+	Journal Journal
 	// Open asks Slack for a connection URL (apps.connections.open); each
 	// URL is single-use.
 	Open    func(ctx context.Context) (url string, err error)
@@ -372,6 +412,7 @@ type inbound struct {
 	id        string
 	frame     *bytes.Buffer // from readFrame; the dispatcher releases it
 	acked     bool
+	seq       uint64 // the envelope's journal entry (0: not journaled)
 	release   func() // counts the envelope settled on its connection; nil when acked
 	closeConn bool
 }
@@ -517,8 +558,9 @@ func connectWait(b *backoff.Backoff, err error) time.Duration {
 
 // read reads frames until the connection fails, Slack asks for a
 // reconnect or ctx ends, and returns why. It acks each envelope that
-// cannot be a view_submission as soon as it has its id, then hands the
-// envelope to the dispatcher.
+// cannot ask for a change as soon as it has its id, and so each
+// block_actions envelope once it is in the Journal (when there is one),
+// then hands the envelope to the dispatcher.
 func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inbound, closers *sync.WaitGroup) error {
 	// At shutdown (ctx) the connection is closed once the envelopes read
 	// from it are settled; until then it is still read, and what it
@@ -572,7 +614,13 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 		s.envelopes.Add(1)
 		s.Log.Debug().Str("envelope", id).Bool("stopping", ctx.Err() != nil).Msg("envelope read")
 		f := inbound{conn: c, id: id, frame: buf}
-		if !ackAfterDecode(frame) {
+		if s.Journal != nil && journaled(frame) {
+			// Durable once appended: acked at once, replayed after a crash.
+			if f.seq, err = s.Journal.Append(frame); err != nil {
+				s.Log.Error().Err(err).Str("envelope", id).Msg("journal append failed; acking once stored")
+			}
+		}
+		if f.seq != 0 || !ackAfterDecode(frame) {
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
@@ -634,6 +682,9 @@ func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte
 // unless the dispatcher is behind.
 func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	env := &Envelope{ID: f.id, log: s.Log}
+	if f.seq != 0 {
+		env.journal, env.seq = s.Journal, f.seq
+	}
 	if !f.acked {
 		conn, id := f.conn, f.id
 		env.ackFn = func(payload any) error { return conn.ack(id, payload) }

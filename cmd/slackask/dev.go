@@ -132,7 +132,7 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	}
 	defer apiLn.Close() // serve closes it too; this covers its early errors
 	if hooks.resetDB {
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal", journalSuffix} {
 			if err := os.Remove(cfg.Database + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("starting %s afresh: %w", cfg.Database, err)
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/journal"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -37,12 +38,12 @@ type devRun struct {
 // startDev runs runDev on random loopback ports with a fresh database.
 func startDev(t *testing.T) *devRun {
 	t.Helper()
-	return startDevDB(t, filepath.Join(t.TempDir(), "dev.db"))
+	return startDevDB(t, filepath.Join(t.TempDir(), "dev.db"), false)
 }
 
 // startDevDB runs runDev on random loopback ports with the database db,
-// kept as it is.
-func startDevDB(t *testing.T, db string) *devRun {
+// kept as it is unless reset (as the default database is).
+func startDevDB(t *testing.T, db string, reset bool) *devRun {
 	t.Helper()
 	devLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,7 +65,7 @@ func startDevDB(t *testing.T, db string) *devRun {
 	done := make(chan error, 1)
 	go func() {
 		done <- runDev(ctx, cfg, log, &devHooks{
-			stdout: d.stdout, devListener: devLn, apiListener: apiLn,
+			stdout: d.stdout, devListener: devLn, apiListener: apiLn, resetDB: reset,
 			started: func(s devStatus) { started <- s },
 		})
 	}()
@@ -505,7 +506,7 @@ func mustJSONNoEscape(t *testing.T, v any) string {
 // so nobody could answer them.
 func TestDevEndsOrphans(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "dev.db")
-	first := startDevDB(t, db)
+	first := startDevDB(t, db, false)
 	resp, err := first.http.Post(first.APIURL+"/v1/asks", "application/json",
 		strings.NewReader(`{"questions":[{"id":"a","question":"Still there?"}]}`))
 	if err != nil {
@@ -519,7 +520,7 @@ func TestDevEndsOrphans(t *testing.T) {
 	}
 	first.stop()
 
-	second := startDevDB(t, db) // returns once the banner is out: orphans are ended by then
+	second := startDevDB(t, db, false) // returns once the banner is out: orphans are ended by then
 	get := func(id string) interaction.Ask {
 		t.Helper()
 		resp, err := second.http.Get(second.APIURL + "/v1/asks/" + id)
@@ -538,5 +539,26 @@ func TestDevEndsOrphans(t *testing.T) {
 	}
 	if !strings.Contains(second.logs.String(), "ended the asks an earlier dev run left pending") {
 		t.Errorf("the log does not say the asks were ended")
+	}
+}
+
+// A dev run that starts afresh removes the journal of acked clicks with
+// the database: its entries belong to asks that are gone.
+func TestDevResetRemovesTheJournal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "dev.db")
+	j, _, err := journal.Open(db + journalSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Append([]byte(`{"envelope_id":"stale","type":"interactive","payload":{"type":"block_actions"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := startDevDB(t, db, true)
+	d.stop()
+	if fi, err := os.Stat(db + journalSuffix); err != nil || fi.Size() != 0 {
+		t.Fatalf("the journal after a fresh start: %v, %v; want an empty file", fi, err)
 	}
 }

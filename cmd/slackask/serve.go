@@ -22,6 +22,7 @@ import (
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/workslots"
 	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
@@ -90,10 +91,19 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	// Replicas on PostgreSQL hand each other the acks a stopping one can
 	// no longer send (bot/relay.go).
 	relay, _ := st.(store.AckRelay)
-	b, err := bot.New(ctx, bot.Config{
+	bcfg := bot.Config{
 		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections, Relay: relay,
 		Logger: log.With().Str("component", "bot").Logger(),
-	})
+	}
+	if !postgres.IsURL(cfg.Database) {
+		j, replay, err := openJournal(cfg.Database, log)
+		if err != nil {
+			return err
+		}
+		defer j.Close() // after b.Run returned (the wait group below): its handlers mark entries done
+		bcfg.Journal, bcfg.Replay = j, replay
+	}
+	b, err := bot.New(ctx, bcfg)
 	if err != nil {
 		return err
 	}
@@ -244,6 +254,26 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 		return nil, fmt.Errorf("SLACKASK_DATABASE %s: %w", dsn, err)
 	}
 	return st, nil
+}
+
+// journalSuffix names the journal of a SQLite database: the file next to
+// it, <database>-acks.
+const journalSuffix = "-acks"
+
+// openJournal opens the journal of the SQLite database at db, where the
+// bot keeps the clicks it acks before storing them, and returns what an
+// earlier process acked and did not process (to replay). Only a SQLite
+// store has one: a replica of a PostgreSQL database may be lost with its
+// disk, so there every click is stored before its ack.
+func openJournal(db string, log zerolog.Logger) (*journal.Journal, []journal.Entry, error) {
+	j, replay, err := journal.Open(db + journalSuffix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("SLACKASK_DATABASE %s: %w", db, err)
+	}
+	if n, reason := j.Cut(); n > 0 {
+		log.Warn().Int64("bytes", n).Str("reason", reason).Str("journal", j.Path()).Msg("cut a torn tail off the journal of acked clicks (written by a process that died mid-write, never acked)")
+	}
+	return j, replay, nil
 }
 
 // prune deletes ended asks older than the retention, hourly.

@@ -1,0 +1,347 @@
+// Package journal is an append-only file of received frames, written
+// before they are acknowledged and replayed after a crash: what was
+// acknowledged but not yet processed when the process died is handed back
+// by the next Open.
+//
+// # Durability
+//
+// Append returns once its record was handed to the kernel in one write(2):
+// from then on it survives the death of the process (kill -9, panic, OOM),
+// but not an operating-system crash or power cut, which may lose the last
+// records written (the file is not synced). That is the guarantee of the
+// SQLite store next to it (WAL with synchronous=NORMAL): a journal that
+// synced every record would buy nothing the database keeps.
+//
+// # Format
+//
+// The file is a sequence of records, each a 17-byte header and its data:
+//
+//	length uint32   (of data, little-endian)
+//	crc    uint32   (CRC-32C of seq, kind and data)
+//	seq    uint64
+//	kind   uint8    (1: an entry, 2: the entry seq is done)
+//	data   [length]byte
+//
+// A record that is short or whose checksum does not match ends the file:
+// Open cuts it and everything after it off (a write torn by a crash can
+// only be the last one) and reports how many bytes it cut (Cut).
+//
+// # Size
+//
+// Done appends a done record. When no entry is outstanding and the file is
+// over sizeBound, it is truncated to nothing; when entries are outstanding
+// but take less than a quarter of the file, they are copied to a new file
+// that replaces it (rename), so one entry that is never done cannot make
+// the file grow without end.
+//
+// # One process
+//
+// Open takes an exclusive flock on the file (kept across the compaction's
+// rename: the new file is locked before it replaces the old): a second
+// Journal on the same file, in this process or another, is refused with
+// ErrLocked. The kernel drops the lock when the process dies.
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+const (
+	headerLen = 17
+	kindEntry = 1
+	kindDone  = 2
+	// maxData bounds one entry's data; a header claiming more is corrupt.
+	maxData = 64 << 20
+	// sizeBound is the file size past which Done truncates or compacts it.
+	sizeBound = 1 << 20
+)
+
+// ErrLocked: another Journal, in this process or another, has the file open.
+var ErrLocked = errors.New("the journal file is in use by another process")
+
+// ErrClosed: the Journal was closed.
+var ErrClosed = errors.New("journal: closed")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Entry is one appended frame that was not marked done.
+type Entry struct {
+	Seq  uint64
+	Data []byte
+}
+
+// span is where an outstanding entry's record sits in the file.
+type span struct{ off, n int64 }
+
+// Journal is an open journal file. Its methods are safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu          sync.Mutex
+	f           *os.File // nil once closed
+	size        int64    // bytes in the file
+	next        uint64   // the next entry's seq
+	outstanding map[uint64]span
+	live        int64  // bytes of the outstanding entries' records
+	buf         []byte // the record being written (under mu)
+
+	cut       int64
+	cutReason string
+}
+
+// Open opens the journal at path, creating it if needed, and returns the
+// entries appended and not marked done, in the order they were appended.
+// A torn or corrupt tail is cut off (see Cut). It returns an error
+// matching ErrLocked when another Journal has the file open.
+func Open(path string) (*Journal, []Entry, error) {
+	op := "journal open " + path
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := lock(f); err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%s: read: %w", op, err)
+	}
+	j := &Journal{path: path, f: f, next: 1, outstanding: map[uint64]span{}}
+	entries, good, reason := j.scan(data)
+	if good < int64(len(data)) {
+		if err := f.Truncate(good); err != nil {
+			_ = f.Close()
+			return nil, nil, fmt.Errorf("%s: cut a torn tail: %w", op, err)
+		}
+		j.cut, j.cutReason = int64(len(data))-good, reason
+	}
+	j.size = good
+	return j, entries, nil
+}
+
+// scan parses data and returns the outstanding entries in seq order, the
+// length of its valid prefix and, when that is short of data, why.
+func (j *Journal) scan(data []byte) (entries []Entry, good int64, reason string) {
+	byseq := map[uint64][]byte{}
+	var off int64
+	for off < int64(len(data)) {
+		rest := data[off:]
+		if len(rest) < headerLen {
+			reason = fmt.Sprintf("short header at offset %d (%d bytes)", off, len(rest))
+			break
+		}
+		n := binary.LittleEndian.Uint32(rest[0:4])
+		sum := binary.LittleEndian.Uint32(rest[4:8])
+		seq := binary.LittleEndian.Uint64(rest[8:16])
+		kind := rest[16]
+		if n > maxData || int64(len(rest)) < headerLen+int64(n) {
+			reason = fmt.Sprintf("short record at offset %d (%d bytes of data claimed, %d present)", off, n, len(rest)-headerLen)
+			break
+		}
+		if crc32.Checksum(rest[8:headerLen+int(n)], castagnoli) != sum {
+			reason = fmt.Sprintf("checksum mismatch at offset %d", off)
+			break
+		}
+		switch kind {
+		case kindEntry:
+			byseq[seq] = rest[headerLen : headerLen+int(n)]
+			j.outstanding[seq] = span{off, headerLen + int64(n)}
+			j.live += headerLen + int64(n)
+		case kindDone:
+			if s, ok := j.outstanding[seq]; ok {
+				delete(byseq, seq)
+				delete(j.outstanding, seq)
+				j.live -= s.n
+			}
+		default:
+			reason = fmt.Sprintf("unknown record kind %d at offset %d", kind, off)
+		}
+		if reason != "" {
+			break
+		}
+		j.next = max(j.next, seq+1)
+		off += headerLen + int64(n)
+	}
+	for _, seq := range slices.Sorted(maps.Keys(byseq)) {
+		entries = append(entries, Entry{Seq: seq, Data: slices.Clone(byseq[seq])})
+	}
+	return entries, off, reason
+}
+
+// Cut returns how many bytes of a torn or corrupt tail Open cut off, and
+// why (0 and "" when none).
+func (j *Journal) Cut() (bytes int64, reason string) { return j.cut, j.cutReason }
+
+// Path returns the journal file's path.
+func (j *Journal) Path() string { return j.path }
+
+// record encodes one record into j.buf (under j.mu).
+func (j *Journal) record(seq uint64, kind byte, data []byte) []byte {
+	j.buf = slices.Grow(j.buf[:0], headerLen+len(data))[:headerLen]
+	binary.LittleEndian.PutUint32(j.buf[0:4], uint32(len(data)))
+	binary.LittleEndian.PutUint64(j.buf[8:16], seq)
+	j.buf[16] = kind
+	j.buf = append(j.buf, data...)
+	binary.LittleEndian.PutUint32(j.buf[4:8], crc32.Checksum(j.buf[8:], castagnoli))
+	return j.buf
+}
+
+// write appends rec to the file in one write(2) (under j.mu). A short
+// write (a full disk) is cut off again, so that the file never holds a
+// torn record in its middle.
+func (j *Journal) write(rec []byte) error {
+	n, err := j.f.Write(rec)
+	if err != nil {
+		if n > 0 {
+			_ = j.f.Truncate(j.size)
+		}
+		return err
+	}
+	j.size += int64(n)
+	return nil
+}
+
+// Append writes data as a new entry in one write(2) and returns its seq.
+// Once it returns, the entry survives the death of the process.
+func (j *Journal) Append(data []byte) (uint64, error) {
+	if len(data) > maxData {
+		return 0, fmt.Errorf("journal append: %d bytes, the limit is %d", len(data), maxData)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return 0, fmt.Errorf("journal append: %w", ErrClosed)
+	}
+	seq := j.next
+	off := j.size
+	if err := j.write(j.record(seq, kindEntry, data)); err != nil {
+		return 0, fmt.Errorf("journal append: %w", err)
+	}
+	j.next++
+	n := int64(headerLen + len(data))
+	j.outstanding[seq] = span{off, n}
+	j.live += n
+	return seq, nil
+}
+
+// Done marks entry seq processed: the next Open will not return it. A seq
+// that is not outstanding (done already, or never appended) is an error.
+// When nothing is outstanding and the file is over the size bound it is
+// truncated; when the outstanding entries are under a quarter of it, it is
+// compacted.
+func (j *Journal) Done(seq uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return fmt.Errorf("journal done %d: %w", seq, ErrClosed)
+	}
+	s, ok := j.outstanding[seq]
+	if !ok {
+		return fmt.Errorf("journal done %d: not outstanding", seq)
+	}
+	if len(j.outstanding) == 1 && j.size > sizeBound {
+		// The last one: nothing in the file is needed any more, and a
+		// file truncated to nothing needs no done record.
+		if err := j.f.Truncate(0); err != nil {
+			return fmt.Errorf("journal done %d: truncate: %w", seq, err)
+		}
+		delete(j.outstanding, seq)
+		j.size, j.live = 0, 0
+		return nil
+	}
+	if err := j.write(j.record(seq, kindDone, nil)); err != nil {
+		return fmt.Errorf("journal done %d: %w", seq, err)
+	}
+	delete(j.outstanding, seq)
+	j.live -= s.n
+	if j.size > sizeBound && j.live*4 < j.size {
+		if err := j.compact(); err != nil {
+			return fmt.Errorf("journal done %d: %w", seq, err)
+		}
+	}
+	return nil
+}
+
+// compact replaces the file with one holding only the outstanding
+// entries' records (under j.mu). The new file is written and locked
+// before the rename, so a crash leaves the old file or the new one, whole,
+// and no other process can take the lock in between.
+func (j *Journal) compact() error {
+	seqs := slices.Sorted(maps.Keys(j.outstanding))
+	buf := make([]byte, 0, j.live)
+	spans := make(map[uint64]span, len(seqs))
+	for _, seq := range seqs {
+		s := j.outstanding[seq]
+		buf = slices.Grow(buf, int(s.n))
+		rec := buf[len(buf) : len(buf)+int(s.n)]
+		if _, err := j.f.ReadAt(rec, s.off); err != nil {
+			return fmt.Errorf("compact: read entry %d: %w", seq, err)
+		}
+		spans[seq] = span{int64(len(buf)), s.n}
+		buf = buf[:len(buf)+int(s.n)]
+	}
+	tmp := j.path + ".compact"
+	_ = os.Remove(tmp)
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	fail := func(err error) error {
+		_ = nf.Close()
+		_ = os.Remove(tmp)
+		return fmt.Errorf("compact: %w", err)
+	}
+	if err := lock(nf); err != nil {
+		return fail(err)
+	}
+	if _, err := nf.Write(buf); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		return fail(err)
+	}
+	_ = j.f.Close()
+	j.f, j.size, j.outstanding = nf, int64(len(buf)), spans
+	return nil
+}
+
+// Outstanding returns how many entries are appended and not done.
+func (j *Journal) Outstanding() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.outstanding)
+}
+
+// Size returns the file's size in bytes.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// Close closes the file and releases its lock; the entries not done stay
+// for the next Open. Later calls of the other methods fail with ErrClosed.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	if err != nil {
+		return fmt.Errorf("journal close %s: %w", filepath.Base(j.path), err)
+	}
+	return nil
+}
