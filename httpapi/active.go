@@ -20,9 +20,9 @@ const DefaultMaxActive = 1024
 
 // When every place for header-reading connections is taken (see
 // LimitActive), a connection that has sent part of its headers may be
-// closed for a newer one once the server has waited readerGrace for the
-// rest since its first read, and one that has sent nothing once it has
-// waited silentGrace. Clients send their headers in one go, most often in
+// closed for a newer one once the server, blocked reading the rest, has
+// waited readerGrace since its first bytes came, and one that has sent
+// nothing once it has waited silentGrace since the server's first read. Clients send their headers in one go, most often in
 // one packet: a connection whose headers stop halfway is the mark of a
 // client holding a place on purpose, while one that has sent nothing may
 // be an honest client its own machine or network has delayed.
@@ -44,11 +44,12 @@ const (
 //     waiting, so the count can pass n for a moment.
 //   - reading: accepted connections whose first request's headers have not
 //     all arrived. At most max(1, n/4) of them; when that many are reading,
-//     one is closed to make room for the next: one that has sent part of
-//     its headers and been waited on for readerGrace since the server's
-//     first read, else one that has sent nothing for silentGrace. A
-//     connection the server has not read from yet (its goroutine not yet
-//     run, in a burst) is never closed so. Clients that dribble their
+//     one is closed to make room for the next: one whose server is blocked
+//     reading the rest of its headers readerGrace after its first bytes
+//     came, else one that has sent nothing silentGrace after the server's
+//     first read. A connection the server has not read from yet (its
+//     goroutine not yet run, in a burst), or whose bytes it is parsing
+//     (however late they came), is never closed so. Clients that dribble their
 //     headers thus cannot keep /healthz and /readyz out;
 //     srv.ReadHeaderTimeout bounds them when they are few.
 //   - waiting: long-polls blocked in AskService.Wait (a service without
@@ -144,24 +145,30 @@ func (l *activeLimiter) Accept() (net.Conn, error) {
 }
 
 // nextEviction returns the reading connection that may be closed first
-// for a newer one, and from when (readerGrace after the server's first
-// read when it has sent part of its headers, silentGrace when nothing);
-// nil when the server has read from none. l.mu held.
+// for a newer one, and from when: readerGrace after its first bytes came
+// when it has sent part of its headers, silentGrace after the server's
+// first read when it has sent nothing. Only a connection the server is
+// blocked reading from is a candidate: one whose bytes the server is
+// parsing (its Read returned, StateActive not yet set) has not stalled,
+// however late its bytes came, and closing it would cut a caller that
+// sent its whole request at once. Nil when none qualifies. l.mu held.
 func (l *activeLimiter) nextEviction() (net.Conn, time.Time) {
 	var (
 		victim net.Conn
 		due    time.Time
 	)
 	for c, gc := range l.reading {
-		first := gc.firstRead.Load()
-		if first == 0 {
+		if !gc.inRead.Load() {
 			continue
 		}
-		grace := l.silent
-		if gc.received.Load() {
-			grace = l.grace
+		from, grace := gc.firstBytes.Load(), l.grace
+		if from == 0 {
+			from, grace = gc.firstRead.Load(), l.silent
 		}
-		if at := time.Unix(0, first).Add(grace); victim == nil || at.Before(due) {
+		if from == 0 {
+			continue
+		}
+		if at := time.Unix(0, from).Add(grace); victim == nil || at.Before(due) {
 			victim, due = c, at
 		}
 	}
@@ -262,19 +269,22 @@ type guardedConn struct {
 	net.Conn
 	maxHeaderBytes int
 	firstRead      atomic.Int64 // when Read was first called, Unix ns; 0: never
-	received       atomic.Bool  // a Read returned bytes
+	firstBytes     atomic.Int64 // when a Read first returned bytes, Unix ns; 0: never
+	inRead         atomic.Bool  // the server is in Read, waiting for bytes
 }
 
-// Read notes when the server first reads and whether bytes came, then
-// reads.
+// Read notes when the server first reads, when bytes first came and
+// whether it is blocked in Read, then reads.
 func (c *guardedConn) Read(b []byte) (int, error) {
 	if c.firstRead.Load() == 0 {
 		c.firstRead.CompareAndSwap(0, time.Now().UnixNano())
 	}
+	c.inRead.Store(true)
 	n, err := c.Conn.Read(b)
-	if n > 0 && !c.received.Load() {
-		c.received.Store(true)
+	if n > 0 && c.firstBytes.Load() == 0 {
+		c.firstBytes.Store(time.Now().UnixNano())
 	}
+	c.inRead.Store(false)
 	return n, err
 }
 

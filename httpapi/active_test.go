@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -345,5 +346,52 @@ func TestLimitActiveCountsOnlyBusy(t *testing.T) {
 		if r := await(t, ch); r.err != nil {
 			t.Fatal(r.err)
 		}
+	}
+}
+
+// Callers whose whole request comes a little after their connection (a
+// loaded client, as in the benchmark's 10,000 callers) are never closed
+// for others: the server read from them before their bytes came, and a
+// connection whose bytes it is parsing has not stalled, however long ago
+// that first read was.
+func TestLimitActiveLateWholeRequestIsNotEvicted(t *testing.T) {
+	var lim *activeLimiter
+	base, _ := serveLimitedLn(t, New(newFake(), Options{}), DefaultMaxActive, func(l *activeLimiter) {
+		lim = l
+		l.grace = time.Millisecond // the first reads are long past it when the requests come
+	})
+	addr := base[len("http://"):]
+	const callers = 2000
+	errs := make(chan error, callers)
+	for i := range callers {
+		go func() {
+			errs <- func() error {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					return fmt.Errorf("dial: %w", err)
+				}
+				defer c.Close()
+				// Each caller writes after a pause, in one go, while
+				// others keep the reading places changing hands.
+				time.Sleep(time.Duration(i%20) * time.Millisecond)
+				if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")); err != nil {
+					return fmt.Errorf("write: %w", err)
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					return fmt.Errorf("caller %d: %w", i, err)
+				}
+				resp.Body.Close()
+				return nil
+			}()
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if _, _, _, evicted := lim.counts(); evicted != 0 {
+		t.Fatalf("%d of %d callers were closed for others", evicted, callers)
 	}
 }

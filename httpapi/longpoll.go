@@ -9,7 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -88,8 +88,11 @@ const (
 // net/http's buffers of the connection behind as garbage, several times
 // what the parked poll keeps; after a burst of callers the heap stays grown
 // with them until the runtime gets round to it, so the server collects
-// itself. The peak while they connect depends on when the runtime collects
-// either way; GOMEMLIMIT is the knob for it.
+// itself and hands the freed pages back to the OS at once (debug.FreeOSMemory):
+// after runtime.GC alone the background scavenger left them resident, most
+// of what a burst of parked callers added to the resident memory. The peak
+// while they connect depends on when the runtime collects either way;
+// GOMEMLIMIT is the knob for it.
 const collectAfterParks = 1000
 
 // closeWorkers is how many parked long-polls Close answers at a time.
@@ -212,7 +215,7 @@ func (s *Server) collectAfterBurst() {
 	s.pwg.Add(1)
 	go func() {
 		defer s.pwg.Done()
-		runtime.GC()
+		debug.FreeOSMemory() // a collection, then the free pages go back to the OS
 		s.collecting.Store(false)
 	}()
 }

@@ -690,7 +690,12 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
-// TestParkingBurstCollects runs a garbage collection every gcEvery parks
+// garbage is the burst's garbage of TestParkingBurstCollects, a package
+// variable so that the compiler cannot keep it off the heap.
+var garbage []byte
+
+// TestParkingBurstCollects runs a garbage collection every gcEvery parks,
+// returning the free heap to the OS
 // (so that a burst of callers reuses the buffers hijacking left behind),
 // and none for fewer.
 func TestParkingBurstCollects(t *testing.T) {
@@ -709,14 +714,21 @@ func TestParkingBurstCollects(t *testing.T) {
 	if api.parks.Load() != 3 {
 		t.Fatalf("parks = %d, want 3", api.parks.Load())
 	}
+	// Garbage as a burst leaves it: the collection hands its pages back.
+	garbage = make([]byte, 64<<20)
+	garbage[len(garbage)-1] = 1
+	garbage = nil
 	calls = append(calls, goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", ""))
+	var now runtime.MemStats
 	eventually(t, "collected", func() bool {
-		var now runtime.MemStats
 		runtime.ReadMemStats(&now)
 		return now.NumForcedGC > before.NumForcedGC && !api.collecting.Load()
 	})
 	if api.parks.Load() != 0 {
 		t.Fatalf("parks = %d after the collection, want 0", api.parks.Load())
+	}
+	if kept := now.HeapIdle - now.HeapReleased; kept > 16<<20 {
+		t.Fatalf("%d MB of free heap still resident after the collection", kept>>20)
 	}
 	f.end("ask-1", interaction.StatusAnswered)
 	for _, ch := range calls {
