@@ -53,6 +53,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/slackask/slackask/internal/flock"
 )
 
 const (
@@ -342,6 +344,18 @@ func (j *Journal) Close() error {
 	j.f = nil
 	if err != nil {
 		return fmt.Errorf("journal close %s: %w", filepath.Base(j.path), err)
+	}
+	return nil
+}
+
+// lock takes the journal's flock on f (internal/flock): a file another
+// Journal holds fails with ErrLocked.
+func lock(f *os.File) error {
+	if err := flock.Lock(f); err != nil {
+		if errors.Is(err, flock.ErrHeld) {
+			return fmt.Errorf("%w (flock on %s); it belongs to the process that has the SQLite database next to it", ErrLocked, f.Name())
+		}
+		return err
 	}
 	return nil
 }
