@@ -122,6 +122,18 @@ func (r *rig) waitFor(what string, cond func() bool) {
 	}
 }
 
+// ephemeralHas reports whether user was shown an ephemeral containing s.
+func (r *rig) ephemeralHas(user, s string) func() bool {
+	return func() bool {
+		for _, e := range r.fake.Ephemerals(user) {
+			if strings.Contains(e.Text, s) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 func (r *rig) messageHas(ts, s string) func() bool {
 	return func() bool {
 		m, ok := r.fake.Message(chanID, ts)
@@ -523,14 +535,7 @@ func TestSubmitWithNothingChosenTellsThePerson(t *testing.T) {
 	if _, err := r.fake.Person(alice).Click(r.ctx(), chanID, ask.TS, buttonFinder(-1, "submit")); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor("told nothing is chosen", func() bool {
-		for _, e := range r.fake.Ephemerals(alice) {
-			if strings.Contains(e.Text, "Nothing chosen yet") {
-				return true
-			}
-		}
-		return false
-	})
+	r.waitFor("told nothing is chosen", r.ephemeralHas(alice, "Nothing chosen yet"))
 	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("a Submit with nothing chosen ended the ask: %+v", got)
 	}

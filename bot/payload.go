@@ -90,11 +90,14 @@ func (cb *callback) blockState() (*slack.BlockActionStates, error) {
 }
 
 var (
-	// changeTokens are the payload types whose ack waits for the decode:
-	// a view_submission's ack may carry validation errors, and both it and
-	// block_actions may ask for a change, acked only once stored.
-	changeTokens  = [][]byte{[]byte(`"view_submission"`), []byte(`"block_actions"`)}
-	unicodeEscape = []byte(`\u`)
+	// changeTokens are the payload types whose ack waits for the decode
+	// (or, for block_actions, the Journal): a view_submission's ack may
+	// carry validation errors, and both it and block_actions may ask for
+	// a change, acked only once stored or journaled.
+	viewSubmissionToken = []byte(`"view_submission"`)
+	blockActionsToken   = []byte(`"block_actions"`)
+	changeTokens        = [][]byte{viewSubmissionToken, blockActionsToken}
+	unicodeEscape       = []byte(`\u`)
 )
 
 // ackAfterDecode reports whether an envelope could be a view_submission
@@ -113,11 +116,6 @@ func ackAfterDecode(frame []byte) bool {
 	}
 	return bytes.Contains(frame, unicodeEscape)
 }
-
-var (
-	blockActionsToken   = changeTokens[1]
-	viewSubmissionToken = changeTokens[0]
-)
 
 // journaled reports whether an envelope goes to the Journal and is acked
 // at once: a block_actions one, never a view_submission (its ack may

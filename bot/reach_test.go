@@ -163,14 +163,7 @@ func TestClickOnUnknownAskClosesTheMessage(t *testing.T) {
 	if _, err := r.fake.Person(alice).Select(r.ctx(), chanID, ask.TS, selectFinder(0), "yes"); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor("the person is told", func() bool {
-		for _, e := range r.fake.Ephemerals(alice) {
-			if strings.Contains(e.Text, "no longer available") {
-				return true
-			}
-		}
-		return false
-	})
+	r.waitFor("the person is told", r.ephemeralHas(alice, "no longer available"))
 	r.waitFor("the message is closed", func() bool {
 		m, _ := r.fake.Message(chanID, ask.TS)
 		return !strings.Contains(string(m.Blocks), `"actions"`) && strings.Contains(string(m.Blocks), "no longer available")
