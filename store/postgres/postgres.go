@@ -173,9 +173,13 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 // notifyChannel is the channel the asks trigger of schema notifies: as in
 // the trigger, "slackask_" and the first 20 hex digits of md5(schema),
 // short enough for any schema name.
-func notifyChannel(schema string) string {
+func notifyChannel(schema string) string { return schemaChannel("slackask_", schema) }
+
+// schemaChannel is prefix and the first 20 hex digits of md5(schema): a
+// channel name of schema's own, within PostgreSQL's 63-byte identifiers.
+func schemaChannel(prefix, schema string) string {
 	sum := md5.Sum([]byte(schema))
-	return "slackask_" + hex.EncodeToString(sum[:])[:20]
+	return prefix + hex.EncodeToString(sum[:])[:20]
 }
 
 // redact is rawURL without its password, for messages.

@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/slackask/slackask/store"
 )
@@ -15,10 +16,7 @@ var _ store.AckRelay = (*Store)(nil)
 // ackChannel is the channel relayed acks of schema are announced on, beside
 // notifyChannel's: "slackask_ack_" and the first 20 hex digits of
 // md5(schema).
-func ackChannel(schema string) string {
-	sum := md5.Sum([]byte(schema))
-	return "slackask_ack_" + hex.EncodeToString(sum[:])[:20]
-}
+func ackChannel(schema string) string { return schemaChannel("slackask_ack_", schema) }
 
 // ackNote is the payload of an ackChannel notification.
 type ackNote struct {
@@ -64,27 +62,19 @@ func (s *Store) TakeAck(ctx context.Context, id string, maxAge time.Duration) ([
 	if err := s.check(ctx); err != nil {
 		return nil, false, store.WrapErr(ctx, op, err)
 	}
-	rows, err := s.pool.Query(ctx, `DELETE FROM ack_relays WHERE envelope_id = $1
-		RETURNING ack, created_at >= clock_timestamp() - make_interval(secs => $2)`, id, maxAge.Seconds())
-	if err != nil {
-		return nil, false, store.WrapErr(ctx, op, err)
-	}
-	defer rows.Close()
 	var (
 		ack   []byte
 		fresh bool
 	)
-	found := rows.Next()
-	if found {
-		err = rows.Scan(&ack, &fresh)
-	}
-	if err == nil {
-		err = rows.Err()
-	}
-	if err != nil {
+	err := s.pool.QueryRow(ctx, `DELETE FROM ack_relays WHERE envelope_id = $1
+		RETURNING ack, created_at >= clock_timestamp() - make_interval(secs => $2)`, id, maxAge.Seconds()).Scan(&ack, &fresh)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
 		return nil, false, store.WrapErr(ctx, op, err)
 	}
-	return ack, found && fresh, nil
+	return ack, fresh, nil
 }
 
 // publishAck hands an ackChannel notification to the WatchAcks watchers.
