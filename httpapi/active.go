@@ -22,8 +22,9 @@ const DefaultMaxActive = 1024
 // LimitActive), a connection that has sent part of its headers may be
 // closed for a newer one once the server, blocked reading the rest, has
 // waited readerGrace since its first bytes came, and one that has sent
-// nothing once it has waited silentGrace since the server's first read. Clients send their headers in one go, most often in
-// one packet: a connection whose headers stop halfway is the mark of a
+// nothing once it has waited silentGrace since the server's first read.
+// Clients send their headers in one go, most often in one packet: a
+// connection whose headers stop halfway is the mark of a
 // client holding a place on purpose, while one that has sent nothing may
 // be an honest client its own machine or network has delayed.
 const (
@@ -49,8 +50,8 @@ const (
 //     came, else one that has sent nothing silentGrace after the server's
 //     first read. A connection the server has not read from yet (its
 //     goroutine not yet run, in a burst), or whose bytes it is parsing
-//     (however late they came), is never closed so. Clients that dribble their
-//     headers thus cannot keep /healthz and /readyz out;
+//     (however late they came), is never closed so. Clients that dribble
+//     their headers thus cannot keep /healthz and /readyz out;
 //     srv.ReadHeaderTimeout bounds them when they are few.
 //   - waiting: long-polls blocked in AskService.Wait (a service without
 //     Notifier). They leave the busy count while they wait, at most n of
