@@ -24,9 +24,9 @@ const DefaultMaxActive = 1024
 // waited readerGrace since its first bytes came, and one that has sent
 // nothing once it has waited silentGrace since the server's first read.
 // Clients send their headers in one go, most often in one packet: a
-// connection whose headers stop halfway is the mark of a
-// client holding a place on purpose, while one that has sent nothing may
-// be an honest client its own machine or network has delayed.
+// connection whose headers stop halfway is the mark of a client holding a
+// place on purpose, while one that has sent nothing may be an honest
+// client its own machine or network has delayed.
 const (
 	readerGrace = 50 * time.Millisecond
 	silentGrace = time.Second
