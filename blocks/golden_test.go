@@ -63,8 +63,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func TestGoldenMessages(t *testing.T) {
-	cases := messageCases()
+func TestGoldenMessages(t *testing.T) { goldenMessages(t, messageCases()) }
+
+// goldenMessages checks each case's message against its golden file and
+// Slack's limits.
+func goldenMessages(t *testing.T, cases map[string]View) {
+	t.Helper()
 	for _, name := range sortedKeys(cases) {
 		t.Run(name, func(t *testing.T) {
 			v := cases[name]

@@ -73,20 +73,7 @@ func teamCases() map[string]View {
 
 // The team message, pending and ended, is as the golden files show and
 // within Slack's limits.
-func TestGoldenTeamMessages(t *testing.T) {
-	cases := teamCases()
-	for _, name := range sortedKeys(cases) {
-		t.Run(name, func(t *testing.T) {
-			v := cases[name]
-			text, bs := Message(v)
-			reportProblems(t, checkMessage(t, name, v, text, bs))
-			compareGolden(t, name, goldenJSON(t, struct {
-				Text   string        `json:"text"`
-				Blocks []slack.Block `json:"blocks"`
-			}{text, bs}))
-		})
-	}
-}
+func TestGoldenTeamMessages(t *testing.T) { goldenMessages(t, teamCases()) }
 
 // A pending team message never carries anyone's picks: no initial option
 // in any select, no "Other: …" or "Skipped" line, whatever Progress the
