@@ -70,15 +70,6 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func TestAskIDOf(t *testing.T) {
-	if got := askIDOf(`[{"type":"section","block_id":"sa.aq3x.1.0.q"}]`); got != "aq3x" {
-		t.Errorf("askIDOf = %q", got)
-	}
-	if got := askIDOf(`[{"type":"section","block_id":"xyz"}]`); got != "" {
-		t.Errorf("askIDOf without ours = %q", got)
-	}
-}
-
 // postAsks posts n typical ask messages straight to the fake, rendered as
 // slackask renders them, for tests without a slackask process.
 func postAsks(t *testing.T, fake *slackfake.Server, n int) []msgRef {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
@@ -275,7 +276,7 @@ func checkChannel(fake *slackfake.Server, res *rateResult, created []string) {
 	res.Messages = len(msgs)
 	seen := map[string]int{}
 	for _, m := range msgs {
-		if id := askIDOf(string(m.Blocks)); id != "" {
+		if id := blocks.MessageAskID(m.Blocks); id != "" {
 			seen[id]++
 		}
 	}
@@ -296,17 +297,4 @@ func checkChannel(fake *slackfake.Server, res *rateResult, created []string) {
 			res.Strays += seen[id]
 		}
 	}
-}
-
-// askIDOf finds the ask id in a message's block ids ("sa.<id>.<rev>…").
-func askIDOf(blocks string) string {
-	i := strings.Index(blocks, `"block_id":"sa.`)
-	if i < 0 {
-		return ""
-	}
-	rest := blocks[i+len(`"block_id":"sa.`):]
-	if j := strings.IndexByte(rest, '.'); j > 0 {
-		return rest[:j]
-	}
-	return ""
 }

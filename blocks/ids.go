@@ -1,6 +1,7 @@
 package blocks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -78,6 +79,24 @@ func ParseActionID(s string) (Ref, error) { return parseID(s, isActionKind) }
 // Submit/Cancel bar), "progress", "divider", "answer" or "outcome". Any
 // other string yields an error wrapping ErrNotOurs. It never panics.
 func ParseBlockID(s string) (Ref, error) { return parseID(s, isBlockKind) }
+
+// MessageAskID returns the ask a posted message belongs to, from the first
+// of its blocks (Slack's JSON array) whose block_id ParseBlockID takes; ""
+// when none is ours or the blocks do not decode.
+func MessageAskID(blocksJSON []byte) string {
+	var bs []struct {
+		BlockID string `json:"block_id"`
+	}
+	if json.Unmarshal(blocksJSON, &bs) != nil {
+		return ""
+	}
+	for _, b := range bs {
+		if r, err := ParseBlockID(b.BlockID); err == nil {
+			return r.AskID
+		}
+	}
+	return ""
+}
 
 func isActionKind(k Kind) bool {
 	switch k {

@@ -1,6 +1,7 @@
 package blocks
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -40,6 +41,35 @@ func TestParseBlockID(t *testing.T) {
 		if _, err := ParseActionID(s); !errors.Is(err, ErrNotOurs) {
 			t.Errorf("ParseActionID(%q) accepted a block kind: %v", s, err)
 		}
+	}
+}
+
+// MessageAskID finds the ask of every message Message renders (as Slack
+// stores it: block ids on blocks, some blocks without one) and of no
+// other.
+func TestMessageAskID(t *testing.T) {
+	for name, v := range messageCases() {
+		_, bs := Message(v)
+		raw, err := json.Marshal(bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := MessageAskID(raw); got != v.AskID {
+			t.Errorf("%s: MessageAskID = %q, want %q", name, got, v.AskID)
+		}
+	}
+	for _, blocks := range []string{
+		`[{"type":"section","text":"noise 3"}]`,
+		`[{"type":"section","block_id":"sa."}]`,
+		`[{"type":"section","block_id":"sa.a1b2.3.-1.nokind"}]`,
+		`not json`,
+	} {
+		if got := MessageAskID([]byte(blocks)); got != "" {
+			t.Errorf("MessageAskID(%s) = %q, want none", blocks, got)
+		}
+	}
+	if got := MessageAskID([]byte(`[{"type":"section","text":"x"},{"type":"actions","block_id":"sa.zz.0.0.controls"}]`)); got != "zz" {
+		t.Errorf("MessageAskID past a block without an id = %q, want zz", got)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
@@ -933,7 +934,7 @@ func (ru *run) check(ctx context.Context) {
 		if m.ThreadTS != "" && m.ThreadTS != m.TS {
 			continue
 		}
-		id := askIDOf(string(m.Blocks))
+		id := blocks.MessageAskID(m.Blocks)
 		if id == "" {
 			continue
 		}
@@ -1132,19 +1133,6 @@ func tsTime(ts string) (time.Time, error) {
 func (ru *run) endNote(got interaction.Ask) string {
 	if got.Error != nil {
 		return " (" + string(got.Error.Code) + ": " + got.Error.Message + ")"
-	}
-	return ""
-}
-
-// askIDOf returns the ask id of the first slackask block id in blocks.
-func askIDOf(blocks string) string {
-	i := strings.Index(blocks, `"block_id":"sa.`)
-	if i < 0 {
-		return ""
-	}
-	rest := blocks[i+len(`"block_id":"sa.`):]
-	if j := strings.IndexByte(rest, '.'); j > 0 {
-		return rest[:j]
 	}
 	return ""
 }

@@ -13,20 +13,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The checkers run without SLACKASK_CHAOS: a checker that cannot see a
 // violation would make every chaos run pass.
-
-func TestAskIDOf(t *testing.T) {
-	for blocks, want := range map[string]string{
-		`[{"type":"section","block_id":"sa.a1b2.3.-1.head"}]`:                                "a1b2",
-		`[{"type":"section","text":"x"},{"type":"actions","block_id":"sa.zz.0.0.controls"}]`: "zz",
-		`[{"type":"section","text":"noise 3"}]`:                                              "",
-		`[{"type":"section","block_id":"sa."}]`:                                              "",
-	} {
-		if got := askIDOf(blocks); got != want {
-			t.Errorf("askIDOf(%s) = %q, want %q", blocks, got, want)
-		}
-	}
-}
-
 func TestLiveControls(t *testing.T) {
 	pending := `[{"type":"actions","block_id":"sa.a.1.-1.controls","elements":[{"type":"button","action_id":"sa.a.1.-1.submit"}]}]`
 	ended := `[{"type":"context","block_id":"sa.a.2.-1.outcome","elements":[{"type":"mrkdwn","text":"Answered by alice"}]}]`
