@@ -116,7 +116,6 @@ const findPages = 50
 // ask's creation, however many messages came after it.
 func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
 	oldest := fmt.Sprintf("%d.000000", rec.CreatedAt.Add(-time.Minute).Unix())
-	prefix := "sa." + rec.ID + "."
 	cursor := ""
 	for range findPages {
 		var msgs []slack.Message
@@ -141,7 +140,7 @@ func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
 		}
 		for _, m := range msgs {
 			for _, blk := range m.Blocks.BlockSet {
-				if strings.HasPrefix(blk.ID(), prefix) {
+				if r, err := blocks.ParseBlockID(blk.ID()); err == nil && r.AskID == rec.ID {
 					return m.Timestamp, nil
 				}
 			}
