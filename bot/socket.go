@@ -77,8 +77,9 @@ type EnvelopeHandler interface {
 	// stored (Slack never resends an acked payload), or Drop it unacked
 	// when that failed (Slack then tells the person). For an envelope the
 	// reader journaled and acked, Ack marks its journal entry done and
-	// Drop leaves it for the next start's replay. It is called by one
-	// goroutine in read order, so it must not wait for I/O itself.
+	// Drop leaves it for the next start's replay. It is called in read
+	// order, by a connection's dispatcher or, for a journaled envelope, by
+	// its reader before the ack, so it must not wait for I/O itself.
 	Interactive(ctx context.Context, env *Envelope)
 }
 
@@ -620,7 +621,20 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 				s.Log.Error().Err(err).Str("envelope", id).Msg("journal append failed; acking once stored")
 			}
 		}
-		if f.seq != 0 || !ackAfterDecode(frame) {
+		if f.seq != 0 {
+			// Routed here, before its ack: the person's next click, which
+			// comes after this ack on whichever connection, is routed
+			// after this one, so one ask's acts apply in the order they
+			// were acked. Routed from the dispatcher, a later click on
+			// another connection could overtake it and be undone by it.
+			f.acked = true
+			s.dispatch(wctx, f, true)
+			if err := c.ack(id, nil); err != nil {
+				s.Log.Warn().Err(err).Msg("ack failed")
+			}
+			continue
+		}
+		if !ackAfterDecode(frame) {
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
@@ -679,7 +693,8 @@ func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte
 
 // dispatch decodes an envelope and hands an interactive one to the
 // handler; others are acked (unless the reader did). It decodes in a slot
-// unless the dispatcher is behind.
+// unless the dispatcher is behind, or the reader routes a journaled
+// envelope itself (behind true: the reader must not wait for a slot).
 func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	env := &Envelope{ID: f.id, log: s.Log}
 	if f.seq != 0 {
