@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,13 +79,14 @@ func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
 }
 
 // Remind implements asks.Surface: a reply in the ask's thread mentioning
-// who may answer (see reminderText).
+// who may answer, or on a team ask only who has not answered yet (see
+// reminderText and teamMissing).
 func (b *Bot) Remind(ctx context.Context, rec asks.Record) error {
 	thread := rec.TS
 	if rec.ThreadTS != "" {
 		thread = rec.ThreadTS
 	}
-	text := reminderText(rec)
+	text := reminderText(rec, b.teamMissing(ctx, rec))
 	return b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
@@ -261,34 +263,82 @@ func alreadyEndedNotice(r asks.Record) string {
 	}
 }
 
+// teamMissing returns who the team ask r still waits for, for its
+// reminder: asks.Missing, or, for an ask that waits for any N of
+// responders that list user groups, the listed users and the groups'
+// members (as Slack has them now) without a response, each once, in
+// order. Mentioning the group itself would ping those who have answered.
+// A group that cannot be read is left out (logged). nil for a
+// one-response ask and for one that anyone in the conversation may answer.
+func (b *Bot) teamMissing(ctx context.Context, r asks.Record) []string {
+	if !asks.Many(r) {
+		return nil
+	}
+	if missing := asks.Missing(r); missing != nil || !slices.ContainsFunc(r.Responders, interaction.IsUserGroupID) {
+		return missing
+	}
+	answered := make(map[string]bool, len(r.Responses))
+	for _, x := range r.Responses {
+		answered[x.User.ID] = true
+	}
+	var out []string
+	add := func(u string) {
+		if !answered[u] {
+			answered[u] = true // once each
+			out = append(out, u)
+		}
+	}
+	for _, id := range r.Responders {
+		if !interaction.IsUserGroupID(id) {
+			add(id)
+			continue
+		}
+		members, err := b.Members(ctx, id)
+		if err != nil {
+			b.log.Warn().Err(err).Str("ask", r.ID).Str("group", id).Msg("reminder: could not read the group's members; not mentioning them")
+			continue
+		}
+		for _, m := range members {
+			add(m)
+		}
+	}
+	return out
+}
+
+// maxReminded bounds the people a team reminder mentions one by one; the
+// rest are counted ("and 3 others").
+const maxReminded = interaction.MaxResponders
+
 // reminderText is the reminder of r: addressed to who may answer it, or,
-// on a team ask, only to those it still waits for (the awaited people or
-// listed users without a response); an ask that waits for any N people
-// says how many more it needs.
-func reminderText(r asks.Record) string {
+// on a team ask, only to missing, those it still waits for (teamMissing);
+// a team ask whose missing people are unknown (anyone may answer) says
+// how many more answers it needs and mentions nobody.
+func reminderText(r asks.Record, missing []string) string {
 	text := "Reminder: this question is still waiting for an answer."
 	who := responderMentions(r)
 	if asks.Many(r) {
-		missing := asks.Missing(r)
 		who = nil
 		for _, id := range missing {
-			if interaction.IsUserID(id) {
-				who = append(who, "<@"+id+">")
+			if !interaction.IsUserID(id) {
+				continue
 			}
+			if len(who) == maxReminded {
+				who = append(who, fmt.Sprintf("(and %d others)", len(missing)-maxReminded))
+				break
+			}
+			who = append(who, "<@"+id+">")
 		}
 		n := asks.Needed(r)
 		switch {
 		case len(missing) > 0:
 			text = "Reminder: this question is still waiting for your answer."
+			if n < len(missing) {
+				text += fmt.Sprintf(" %d more needed.", n)
+			}
 		case n == 1:
 			text = "Reminder: this question needs 1 more answer."
-			who = responderMentions(r)
 		default:
 			text = fmt.Sprintf("Reminder: this question needs %d more answers.", n)
-			who = responderMentions(r)
-		}
-		if len(missing) > 0 && n < len(missing) {
-			text += fmt.Sprintf(" %d more needed.", n)
 		}
 	}
 	if len(who) > 0 {

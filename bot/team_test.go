@@ -2,6 +2,8 @@ package bot
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,19 +26,29 @@ func teamRecord(wanted int, responders []string, awaited []string, answered ...s
 // many more answers it needs; a one-response ask's mentions every
 // responder, as before.
 func TestReminderText(t *testing.T) {
+	var many []string
+	for i := range maxReminded + 3 {
+		many = append(many, fmt.Sprintf("U0P%03d", i))
+	}
 	for name, c := range map[string]struct {
 		rec       asks.Record
+		missing   []string
 		want, not []string
 	}{
-		"one response": {teamRecord(0, []string{"U0ONE", "S0OPS"}, nil), []string{"<@U0ONE>", "<!subteam^S0OPS>", "waiting for an answer"}, nil},
-		"all": {teamRecord(3, []string{"S0NINE"}, []string{"U0ONE", "U0TWO", "U0THREE"}, "U0TWO"),
+		"one response": {teamRecord(0, []string{"U0ONE", "S0OPS"}, nil), nil, []string{"<@U0ONE>", "<!subteam^S0OPS>", "waiting for an answer"}, nil},
+		"all": {teamRecord(3, []string{"S0NINE"}, []string{"U0ONE", "U0TWO", "U0THREE"}, "U0TWO"), []string{"U0ONE", "U0THREE"},
 			[]string{"<@U0ONE>", "<@U0THREE>", "your answer"}, []string{"U0TWO", "S0NINE", "more needed"}},
-		"2 of 3 users": {teamRecord(2, []string{"U0ONE", "U0TWO", "U0THREE"}, nil, "U0ONE"),
+		"2 of 3 users": {teamRecord(2, []string{"U0ONE", "U0TWO", "U0THREE"}, nil, "U0ONE"), []string{"U0TWO", "U0THREE"},
 			[]string{"<@U0TWO>", "<@U0THREE>", "1 more needed"}, []string{"U0ONE"}},
-		"3 of anyone":  {teamRecord(3, nil, nil, "U0ONE"), []string{"needs 2 more answers"}, []string{"U0ONE", "<@"}},
-		"2 of a group": {teamRecord(2, []string{"S0OPS"}, nil, "U0ONE"), []string{"<!subteam^S0OPS>", "needs 1 more answer."}, []string{"U0ONE"}},
+		"3 of anyone": {teamRecord(3, nil, nil, "U0ONE"), nil, []string{"needs 2 more answers"}, []string{"U0ONE", "<@"}},
+		"2 of a group": {teamRecord(2, []string{"S0OPS"}, nil, "U0ONE"), []string{"U0TWO"},
+			[]string{"<@U0TWO> Reminder: this question is still waiting for your answer."}, []string{"U0ONE", "subteam", "more needed"}},
+		"group unread": {teamRecord(2, []string{"S0OPS"}, nil, "U0ONE"), nil, []string{"needs 1 more answer."}, []string{"U0ONE", "subteam", "<@"}},
+		"many missing": {teamRecord(2, []string{"S0OPS"}, nil, "U0ONE"), many,
+			[]string{"<@U0P000>", fmt.Sprintf("<@U0P%03d> (and 3 others) Reminder", maxReminded-1), "1 more needed"},
+			[]string{fmt.Sprintf("U0P%03d", maxReminded), "subteam"}},
 	} {
-		got := reminderText(c.rec)
+		got := reminderText(c.rec, c.missing)
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: %q lacks %q", name, got, w)
@@ -46,6 +58,34 @@ func TestReminderText(t *testing.T) {
 			if strings.Contains(got, n) {
 				t.Errorf("%s: %q has %q", name, got, n)
 			}
+		}
+	}
+}
+
+// TestTeamMissing: the people a team reminder mentions are asks.Missing
+// for "all" and lists of users; for an ask that waits for any N of
+// responders listing user groups, the groups' members (read from Slack)
+// and listed users without a response, once each, never the group; a
+// group that cannot be read is left out; nobody for a one-response ask or
+// one anyone may answer.
+func TestTeamMissing(t *testing.T) {
+	r := newRig(t)
+	r.fake.AddUserGroup("S0OPS", alice, "U0CAROL")
+	r.fake.AddUserGroup("S0DEV", "U0CAROL", "U0DAVE")
+	b := r.wire()
+	for name, c := range map[string]struct {
+		rec  asks.Record
+		want []string
+	}{
+		"2 of groups and a user": {teamRecord(2, []string{"S0OPS", bob, "S0DEV"}, nil, alice), []string{"U0CAROL", bob, "U0DAVE"}},
+		"unreadable group":       {teamRecord(2, []string{"S0GONE", bob}, nil, alice), []string{bob}},
+		"all":                    {teamRecord(3, []string{"S0OPS"}, []string{alice, "U0CAROL", bob}, "U0CAROL"), []string{alice, bob}},
+		"2 of 3 users":           {teamRecord(2, []string{alice, bob, "U0CAROL"}, nil, bob), []string{alice, "U0CAROL"}},
+		"anyone":                 {teamRecord(2, nil, nil, alice), nil},
+		"one response":           {teamRecord(0, []string{"S0OPS"}, nil), nil},
+	} {
+		if got := b.bot.teamMissing(r.ctx(), c.rec); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
 		}
 	}
 }

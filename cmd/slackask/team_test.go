@@ -313,8 +313,10 @@ func TestTeamPicksStayPrivate(t *testing.T) {
 	noPicksShown(t, h.fake)
 }
 
-// The reminder of a team ask mentions only those who have not answered;
-// one that waits for any N people says how many more it needs.
+// The reminder of a team ask mentions only those who have not answered:
+// of "all", of N of a user group (its members, never the group, which
+// would ping those who answered); one that waits for any N people says
+// how many more it needs.
 func TestTeamRemindersMentionOnlyTheMissing(t *testing.T) {
 	h := start(t)
 	in := deployApproval(interaction.ResponseCount{All: true}, alice, bob, carol)
@@ -323,11 +325,18 @@ func TestTeamRemindersMentionOnlyTheMissing(t *testing.T) {
 	anyone := deployApproval(interaction.ResponseCount{N: 3})
 	anyone.RemindAfter = interaction.Duration(5 * time.Minute)
 	ask2 := h.create(anyone)
+	group := deployApproval(interaction.ResponseCount{N: 2}, "S0OPS", bob) // S0OPS: alice and carol
+	group.RemindAfter = interaction.Duration(5 * time.Minute)
+	ask3 := h.create(group)
 	h.answer(ask, alice, map[int]string{0: "Yes"})
 	h.waitEphemeral(alice, "1 of 3")
 	h.answer(ask2, alice, map[int]string{0: "Yes"})
 	h.waitEphemeral(alice, "Your answer is in: 1 of 3")
-	if err := h.fake.WaitFor(ctxT(t), func() bool { return len(h.get(ask2.ID).Responses) == 1 && len(h.get(ask.ID).Responses) == 1 }); err != nil {
+	h.answer(ask3, alice, map[int]string{0: "Yes"})
+	h.waitEphemeral(alice, "Your answer is in: 1 of 2")
+	if err := h.fake.WaitFor(ctxT(t), func() bool {
+		return len(h.get(ask2.ID).Responses) == 1 && len(h.get(ask.ID).Responses) == 1 && len(h.get(ask3.ID).Responses) == 1
+	}); err != nil {
 		t.Fatal(err)
 	}
 	h.clock.Advance(5 * time.Minute)
@@ -350,6 +359,10 @@ func TestTeamRemindersMentionOnlyTheMissing(t *testing.T) {
 		t.Fatalf("reminder %q", text)
 	}
 	if text := reminder(ask2); strings.Contains(text, alice) || !strings.Contains(text, "needs 2 more answers") {
+		t.Fatalf("reminder %q", text)
+	}
+	if text := reminder(ask3); strings.Contains(text, alice) || strings.Contains(text, "S0OPS") ||
+		!strings.Contains(text, "<@"+carol+">") || !strings.Contains(text, "<@"+bob+">") {
 		t.Fatalf("reminder %q", text)
 	}
 }
