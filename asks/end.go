@@ -33,12 +33,17 @@ type ending struct {
 // answer (interaction.TeamAnswer) unless e names one, and its tally; at
 // its deadline with onTimeout "answer" and at least one response, it ends
 // answered rather than expired (answeredBy unset: nobody's submission
-// ended it). Responses are kept however it ends; drafts are dropped.
+// ended it); expired with responses, its error says how many came in.
+// Responses are kept however it ends; drafts are dropped.
 func (s *Service) endRecord(r *Record, e ending) {
 	now := s.now()
 	many := Many(*r)
-	if e.status == interaction.StatusExpired && many && r.OnTimeout == interaction.OnTimeoutAnswer && len(r.Responses) > 0 {
+	switch {
+	case e.status == interaction.StatusExpired && many && r.OnTimeout == interaction.OnTimeoutAnswer && len(r.Responses) > 0:
 		e = ending{status: interaction.StatusAnswered, note: e.note}
+	case e.status == interaction.StatusExpired && many && len(r.Responses) > 0 && e.err != nil:
+		// "nobody answered" would be untrue: say how many did.
+		e.err = interaction.Errorf(e.err.Code, "only %d of the %d responses wanted came in before the deadline", len(r.Responses), max(r.Wanted, 1))
 	}
 	r.Status, r.EndedAt, r.Note = e.status, &now, e.note
 	var team interaction.Answer

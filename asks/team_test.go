@@ -233,6 +233,14 @@ func TestTeamOnTimeout(t *testing.T) {
 			if interaction.ErrorCode(rec.Error) != interaction.AskTimeout || rec.Answer != nil {
 				t.Fatalf("%q: error %v answer %+v", c.on, rec.Error, rec.Answer)
 			}
+			// The error says what happened: nobody, or too few, answered.
+			want := "nobody answered before the deadline"
+			if c.wantResp > 0 {
+				want = fmt.Sprintf("only %d of the 2 responses wanted came in before the deadline", c.wantResp)
+			}
+			if rec.Error.Message != want {
+				t.Fatalf("%q: error message %q, want %q", c.on, rec.Error.Message, want)
+			}
 		}
 	}
 }
