@@ -125,19 +125,28 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 	}
 	b.settle(ctx, env, act, rec, err)
 	if err == nil && asks.Many(rec) {
-		b.handlers.Go(func() { b.confirm(ctx, act, ref.Kind, ref.Question, rec) })
+		button := a.Type == slack.ActionType(slack.METButton)
+		b.handlers.Go(func() { b.confirm(ctx, act, ref.Kind, ref.Question, rec, button) })
 	}
 }
 
 // confirm tells a person on a team ask what their act did, as the shared
 // message never shows their picks: a Submit's response counted (and how
-// many are in), a skip noted in their draft. Selections are shown by
-// their own client and get no notice.
-func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int, rec asks.Record) {
+// many are in), a skip, text or a button's pick (a plan-review's approve,
+// which their client does not show as chosen) noted in their draft.
+// Selections in a menu are shown by their own client and get no notice.
+func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int, rec asks.Record, button bool) {
 	var text string
 	switch kind {
 	case blocks.KindSubmit:
 		text = submittedNotice(rec, act.By.ID)
+	case blocks.KindSelect:
+		if button && q >= 0 && q < len(rec.Questions) && q < len(rec.Drafts[act.By.ID]) {
+			if picked := rec.Drafts[act.By.ID][q].Selected; len(picked) > 0 {
+				text = "Noted “" + escapeText(clipRunes(strings.Join(picked, ", "), 200)) + "” as your answer to “" +
+					blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
+			}
+		}
 	case blocks.KindSkip:
 		if q >= 0 && q < len(rec.Questions) {
 			text = "Skipped “" + blocks.QuestionName(rec.Questions[q]) + "” for you. Press *Submit* to send your answer."

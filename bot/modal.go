@@ -121,6 +121,6 @@ func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
 	rec, err := b.svc.Other(ctx, act, sub.meta.q, sub.text)
 	b.settle(ctx, env, act, rec, err)
 	if err == nil && asks.Many(rec) {
-		b.handlers.Go(func() { b.confirm(ctx, act, blocks.KindOther, sub.meta.q, rec) })
+		b.handlers.Go(func() { b.confirm(ctx, act, blocks.KindOther, sub.meta.q, rec, false) })
 	}
 }

@@ -117,3 +117,39 @@ func TestTeamNotices(t *testing.T) {
 		t.Errorf("ended: %q", got)
 	}
 }
+
+// TestTeamApproveButtonIsConfirmed: on a team ask, a plan-review's
+// approve button only fills the person's draft, and their client shows
+// nothing chosen, so they are told what was noted; their Submit then
+// sends it.
+func TestTeamApproveButtonIsConfirmed(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	q := interaction.Question{ID: "plan", Question: "Ship this plan?", Detail: "1. build\n2. deploy",
+		Options: []interaction.Option{{Label: "Approve"}, {Label: "Reject", Veto: true}},
+		Intent:  &interaction.Intent{Kind: interaction.IntentPlanReview, Approve: "Approve"}}
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{q}},
+		Responses: interaction.ResponseCount{N: 2}, Responders: []string{alice, bob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approve := func(blockID, actionID string, el map[string]any) bool {
+		return el["type"] == "button" && strings.HasSuffix(actionID, ".0.select")
+	}
+	p := r.fake.Person(alice)
+	if _, err := p.Click(r.ctx(), chanID, ask.TS, approve); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("alice is told her approval is noted", r.ephemeralHas(alice, "Noted “Approve” as your answer to “Ship this plan?”. Press *Submit*"))
+	if _, err := p.Click(r.ctx(), chanID, ask.TS, buttonFinder(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("alice's response is in", r.ephemeralHas(alice, "Your answer is in: 1 of 2"))
+	rec, err := r.store.Get(r.ctx(), ask.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Responses) != 1 || fmt.Sprint(rec.Responses[0].Answer.Answers[0].Selected) != "[Approve]" {
+		t.Fatalf("responses %+v", rec.Responses)
+	}
+}
