@@ -171,10 +171,11 @@ func CheckCallbackURL(s string) error {
 
 // TeamAnswer is the one answer agents read of an ask that collected
 // several responses: per question the label(s) with the most votes (every
-// tied label on a tie, in option order), and the people's free text as one
-// custom with a line per person ("name: text"). A question nobody answered
-// is skipped. It also returns the tally: per question id, per label, how
-// many people picked it.
+// tied label on a tie, in option order), or, when nobody picked a label
+// of it, the people's free text as one custom with a line per person
+// ("name: text"): an answer item holds labels or text, never both. A
+// question nobody answered is skipped. It also returns the tally: per
+// question id, per label, how many people picked it.
 func TeamAnswer(r Request, responses []Response) (Answer, map[string]map[string]int) {
 	tally := make(map[string]map[string]int, len(r.Questions))
 	ans := Answer{Answers: make([]AnswerItem, len(r.Questions))}

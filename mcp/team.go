@@ -23,7 +23,7 @@ func teamSummary(ask interaction.Ask) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Team answer from %d of %d wanted responses: for each question the answer above holds the label(s) most people chose (every tied label on a tie), and typed text as one line per person.\n",
+	fmt.Fprintf(&b, "Team answer from %d of %d wanted responses: for each question the answer above holds the label(s) most people chose (every tied label on a tie), or, where nobody chose a label, the typed text as one line per person.\n",
 		len(ask.Responses), wanted)
 	b.WriteString("Who answered what:")
 	for _, r := range ask.Responses {
