@@ -45,8 +45,10 @@ func callgrindAvailable() bool {
 // nothing in the count depends on the machine's speed or load: the
 // count is the same on a busy machine, only slower to get.
 //
-// Go programs run with GODEBUG=asyncpreemptoff=1: callgrind aborts on
-// the signals of the Go scheduler's asynchronous preemption.
+// Go programs run with GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off:
+// callgrind aborts on the signals of the Go scheduler's asynchronous
+// preemption, and valgrind 3.19 cannot decode RDTSCP, which the runtime's
+// cputicks uses on CPUs that have it.
 func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult, error) {
 	fake, err := newFake(slackfake.Config{AckTimeout: 10 * time.Minute, PingInterval: time.Hour})
 	if err != nil {
@@ -112,7 +114,7 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 			_ = os.Remove(f)
 		}
 	}()
-	wrap := []string{"env", "GODEBUG=asyncpreemptoff=1", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + outFile, "--log-file=" + outFile + ".log"}
+	wrap := []string{"env", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off", "valgrind", "--tool=callgrind", "--callgrind-out-file=" + outFile, "--log-file=" + outFile + ".log"}
 	if db != "" {
 		runDB := filepath.Join(r.dir, fmt.Sprintf("cg-run-%s.db", target))
 		removeDB(runDB)
