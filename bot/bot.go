@@ -148,6 +148,14 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	stopRelay := b.routes.serve(ctx)
 	b.replay(ctx)
 	errs := make(chan error, len(b.sockets))
+	// One line for every connection: a click acked on one is routed
+	// after every click acked before it on any other.
+	line := newOrderLine()
+	var routing sync.WaitGroup
+	routing.Go(line.run)
+	for _, s := range b.sockets {
+		s.line = line
+	}
 	var socks sync.WaitGroup
 	for _, s := range b.sockets {
 		socks.Go(func() {
@@ -159,6 +167,8 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		})
 	}
 	socks.Wait()
+	close(line.ch) // every reader has ended, every lined envelope routed
+	routing.Wait()
 	cancel()
 	stopRelay()
 	close(errs)

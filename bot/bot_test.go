@@ -88,7 +88,16 @@ func (r *rig) wire() *running {
 // start runs a Bot on the rig until the test ends or stop is called.
 func (r *rig) start() (b *running, stop func()) {
 	r.t.Helper()
+	return r.startHooked(nil)
+}
+
+// startHooked is start, with before run on the wired bot before it runs.
+func (r *rig) startHooked(before func(*running)) (b *running, stop func()) {
+	r.t.Helper()
 	b = r.wire()
+	if before != nil {
+		before(b)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +181,56 @@ func TestJournaledClickReplayedAtStart(t *testing.T) {
 	stop() // Run returns once every handler (and so any ephemeral) is done
 	if n := len(r.fake.Ephemerals(alice)); n != before {
 		t.Fatalf("%d ephemerals for a refused replay, want none", n-before)
+	}
+}
+
+// A click acked on one connection is routed after every click acked before
+// it on another (issue 14): the reader of the person's first choice is held
+// right after its ack while their next choice arrives on the other
+// connection, is acked and routed; the question keeps the later choice.
+// Routed after its ack, the held click would come second and undo it.
+func TestJournaledClicksRouteInAckOrderAcrossConnections(t *testing.T) {
+	r := newRig(t)
+	r.conns = 2
+	r.openJournal(filepath.Join(t.TempDir(), "db-acks"))
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	let := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(let)
+	b, _ := r.startHooked(func(b *running) {
+		for _, s := range b.bot.sockets {
+			s.afterJournaledAck = func() {
+				if first.CompareAndSwap(false, true) {
+					close(held)
+					<-release
+				}
+			}
+		}
+	})
+	if err := r.fake.WaitConnected(r.ctx(), 2); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("two sockets up", func() bool { return b.bot.Connected() == 2 })
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.fake.Person(alice)
+	if _, err := p.Select(r.ctx(), chanID, ask.TS, selectFinder(0), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	<-held // acked, its reader held
+	if _, err := p.Select(r.ctx(), chanID, ask.TS, selectFinder(0), "no"); err != nil {
+		t.Fatalf("the next choice, on the other connection: %v", err)
+	}
+	r.waitFor("the later choice stored", func() bool {
+		rec, _ := r.store.Get(context.Background(), ask.ID)
+		return len(rec.Progress) > 0 && slices.Equal(rec.Progress[0].Selected, []string{"no"})
+	})
+	let()
+	r.sentinel(ask, 1)
+	rec, err := r.store.Get(context.Background(), ask.ID)
+	if err != nil || len(rec.Progress) == 0 || !slices.Equal(rec.Progress[0].Selected, []string{"no"}) {
+		t.Fatalf("question 1 holds %+v (%v), want the later choice \"no\"", rec.Progress, err)
 	}
 }

@@ -79,7 +79,8 @@ type EnvelopeHandler interface {
 	// reader journaled and acked, Ack marks its journal entry done and
 	// Drop leaves it for the next start's replay. It is called in read
 	// order, by a connection's dispatcher or, for a journaled envelope, by
-	// its reader before the ack, so it must not wait for I/O itself.
+	// the order line it was put on before its ack, so it must not wait for
+	// I/O itself.
 	Interactive(ctx context.Context, env *Envelope)
 }
 
@@ -191,6 +192,13 @@ type Socket struct {
 	// Slots, when set, bound the decoding of envelopes (not while the
 	// dispatcher is behind).
 	Slots workslots.Slots
+	// afterJournaledAck, when set (by tests), runs in the reader right
+	// after each journaled envelope's ack.
+	afterJournaledAck func()
+	// line routes the journaled envelopes of every Socket of a Bot, in
+	// the order their readers put them on it; nil: Run makes one of its
+	// own.
+	line *orderLine
 	// Backoff paces reconnects after failures (zero: 1 s doubling to 30 s,
 	// jittered); Slack's Retry-After wins when it sends one.
 	Backoff backoff.Backoff
@@ -441,7 +449,7 @@ func (s *Socket) Run(ctx context.Context) error {
 	defer wcancel()
 	stopLinger := context.AfterFunc(ctx, func() { time.AfterFunc(settleWait, wcancel) })
 	defer stopLinger()
-	var dispatcher, closers, readers sync.WaitGroup
+	var dispatcher, closers, readers, lined sync.WaitGroup
 	dispatcher.Go(func() {
 		for f := range in {
 			if f.closeConn {
@@ -451,8 +459,17 @@ func (s *Socket) Run(ctx context.Context) error {
 			s.dispatch(wctx, f, len(in) >= backlogged)
 		}
 	})
+	line := s.line
+	if line == nil { // a Socket on its own: a line of its own
+		line = newOrderLine()
+		var routing sync.WaitGroup
+		routing.Go(line.run)
+		defer routing.Wait()
+		defer close(line.ch) // after the wait below, deferred later
+	}
 	defer func() {
 		readers.Wait()
+		lined.Wait() // routed, on wctx
 		close(in)
 		dispatcher.Wait()
 		closers.Wait()
@@ -479,7 +496,7 @@ func (s *Socket) Run(ctx context.Context) error {
 		conn.refresh = make(chan struct{})
 		ended := make(chan error, 1)
 		readers.Go(func() {
-			err := s.read(ctx, wctx, conn, in, &closers)
+			err := s.read(ctx, wctx, conn, in, line, &lined, &closers)
 			in <- inbound{conn: conn, closeConn: true}
 			ended <- err
 		})
@@ -562,7 +579,7 @@ func connectWait(b *backoff.Backoff, err error) time.Duration {
 // cannot ask for a change as soon as it has its id, and so each
 // block_actions envelope once it is in the Journal (when there is one),
 // then hands the envelope to the dispatcher.
-func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inbound, closers *sync.WaitGroup) error {
+func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inbound, line *orderLine, lined, closers *sync.WaitGroup) error {
 	// At shutdown (ctx) the connection is closed once the envelopes read
 	// from it are settled; until then it is still read, and what it
 	// brings is handled (on wctx) and acked.
@@ -622,15 +639,29 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 			}
 		}
 		if f.seq != 0 {
-			// Routed here, before its ack: the person's next click, which
-			// comes after this ack on whichever connection, is routed
-			// after this one, so one ask's acts apply in the order they
-			// were acked. Routed from the dispatcher, a later click on
-			// another connection could overtake it and be undone by it.
+			// Put on the line before its ack: the person's next click,
+			// which comes after this ack on whichever connection, is put
+			// on it after this one, and the line routes in that order, so
+			// one ask's acts apply in the order they were acked. Handed
+			// over after the ack, a later click on another connection
+			// could overtake it and be undone by it. The decode is the
+			// line's, off the ack's path.
 			f.acked = true
-			s.dispatch(wctx, f, true)
+			lined.Add(1)
+			select {
+			case line.ch <- linedEnvelope{s: s, ctx: wctx, f: f, done: lined.Done}:
+			case <-wctx.Done():
+				lined.Done()
+				// Durable all the same: acked, and replayed at the next start.
+				releaseFrame(buf)
+				_ = c.ack(id, nil)
+				return wctx.Err()
+			}
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
+			}
+			if s.afterJournaledAck != nil {
+				s.afterJournaledAck()
 			}
 			continue
 		}
@@ -691,10 +722,36 @@ func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte
 	return nil
 }
 
+// orderLine carries journaled envelopes from the readers of one or more
+// Sockets to one goroutine (run) that decodes and routes them in the order
+// they were put on it. A reader puts an envelope on the line before it
+// acks it, so whatever is read after that ack, on any connection, is
+// routed after it.
+type orderLine struct{ ch chan linedEnvelope }
+
+// linedEnvelope is an envelope on the line: s routes it on ctx, then done
+// tells s's Run it was routed.
+type linedEnvelope struct {
+	s    *Socket
+	ctx  context.Context
+	f    inbound
+	done func()
+}
+
+func newOrderLine() *orderLine { return &orderLine{ch: make(chan linedEnvelope, inboundBuffer)} }
+
+// run routes what is put on the line until it is closed. It decodes
+// without a work slot: the readers' acks wait for room on the line.
+func (l *orderLine) run() {
+	for e := range l.ch {
+		e.s.dispatch(e.ctx, e.f, true)
+		e.done()
+	}
+}
+
 // dispatch decodes an envelope and hands an interactive one to the
 // handler; others are acked (unless the reader did). It decodes in a slot
-// unless the dispatcher is behind, or the reader routes a journaled
-// envelope itself (behind true: the reader must not wait for a slot).
+// unless the dispatcher is behind.
 func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 	env := &Envelope{ID: f.id, log: s.Log}
 	if f.seq != 0 {
