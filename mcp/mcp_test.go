@@ -785,7 +785,9 @@ func TestListTools(t *testing.T) {
 			}
 			tool := res.Tools[0]
 			for _, s := range []string{"stable", `"Other"`, "10 questions", `{"answers":[`, "ASK_CANCELLED", "ASK_TIMEOUT", "INVALID_QUESTION",
-				"waitSeconds", "Still waiting", "get_answer"} {
+				"waitSeconds", "Still waiting", "get_answer",
+				// The formatting contract (issue 16.5): what is Markdown, what is plain, and that nothing pings.
+				`"question", "detail" and option descriptions are Markdown`, "header and labels are plain text", "pings"} {
 				if !strings.Contains(tool.Description, s) {
 					t.Errorf("description lacks %q", s)
 				}
