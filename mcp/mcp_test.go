@@ -594,10 +594,16 @@ func TestShutdownWithdraws(t *testing.T) {
 }
 
 // TestUnknownFields: a field the tool does not know is refused, naming it
-// and the nearest known name, and nothing is asked.
+// and the nearest known name, and nothing is asked, over each transport.
 func TestUnknownFields(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) { testUnknownFields(t, tr) })
+	}
+}
+
+func testUnknownFields(t *testing.T, transport string) {
 	svc := newFakeService()
-	c := connect(t, "stdio", svc, Options{})
+	c := connect(t, transport, svc, Options{})
 	for _, tc := range []struct {
 		args       map[string]any
 		path, hint string
