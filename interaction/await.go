@@ -36,7 +36,9 @@ type Pacer interface {
 type Retry struct {
 	// Forever retries until the caller's context ends.
 	Forever bool
-	// For bounds how long a run of failures may last (0: no bound of time).
+	// For bounds how long a run of failures may last, from the start of
+	// its first attempt (0: no bound of time). A Create's attempts and the
+	// pauses between them are cut to fit it.
 	For time.Duration
 	// Attempts bounds the attempts of a run of failures (0: no bound of
 	// count). With both For and Attempts zero nothing is retried.
@@ -57,6 +59,15 @@ func (r Retry) reset() {
 	if r.Backoff != nil {
 		r.Backoff.Reset()
 	}
+}
+
+// left reports how much of For remains of a run of failures that started
+// at since; ok is false when no bound of time applies.
+func (r Retry) left(since time.Time) (d time.Duration, ok bool) {
+	if r.Forever || r.For <= 0 {
+		return 0, false
+	}
+	return r.For - time.Since(since), true
 }
 
 // again reports whether an operation that has failed attempts times in a
@@ -169,7 +180,19 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 		lastErr      error
 	)
 	for attempt := 1; ; attempt++ {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(o.CreateTimeout, DefaultCreateTimeout))
+		// The run of failures starts with the first attempt, and a bound of
+		// time (CreateRetry.For) bounds each attempt and pause too: a server
+		// that takes the request and never answers, or a pause longer than
+		// the time left, would otherwise outlast it (by up to CreateTimeout,
+		// or the backoff's longest pause).
+		if since.IsZero() {
+			since = time.Now()
+		}
+		timeout := or(o.CreateTimeout, DefaultCreateTimeout)
+		if left, ok := o.CreateRetry.left(since); ok {
+			timeout = min(timeout, left)
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		ask, err := svc.Create(cctx, in)
 		cancel()
 		if err == nil {
@@ -179,13 +202,17 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 		if o.MaybeCreated != nil && o.MaybeCreated(err) {
 			maybeCreated = true
 		}
-		if since.IsZero() {
-			since = time.Now()
-		}
 		if !retryable(err) || ctx.Err() != nil || !o.CreateRetry.again(attempt, since) {
 			break
 		}
 		pause := o.CreateRetry.pause()
+		if left, ok := o.CreateRetry.left(since); ok && pause >= left {
+			// No attempt could start before the bound: wait it out (or
+			// until the caller leaves), then give up, without announcing a
+			// retry that will not come.
+			sleepCtx(ctx, left)
+			break
+		}
 		if o.OnRetry != nil {
 			o.OnRetry("create", err, pause)
 		}

@@ -275,6 +275,51 @@ func TestAskAndWaitRetries(t *testing.T) {
 	})
 }
 
+// slowPacer pauses far longer than the bound of the test that uses it.
+type slowPacer struct{}
+
+func (slowPacer) Next() time.Duration { return 30 * time.Second }
+func (slowPacer) Reset()              {}
+
+// TestAskAndWaitCreateRetryForIsABound: CreateRetry.For bounds the whole
+// run of creates, counted from the first attempt: an attempt that hangs is
+// cut at the bound (not at CreateTimeout), and a pause that would end past
+// it is not announced or slept in full.
+func TestAskAndWaitCreateRetryForIsABound(t *testing.T) {
+	const bound = 200 * time.Millisecond
+	// Generous: without the bound the cases take CreateTimeout (20 s) or
+	// the pacer's 30 s pause at least.
+	const slack = 5 * time.Second
+	t.Run("hanging create", func(t *testing.T) {
+		f := newFakeAsks()
+		f.createGate = make(chan struct{}) // never opened: each Create waits for its context
+		start := time.Now()
+		_, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
+			CreateRetry: interaction.Retry{For: bound, Backoff: fast()}, CreateTimeout: 20 * time.Second,
+		})
+		if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took < bound || took > bound+slack {
+			t.Fatalf("AskAndWait: %v after %s, want the attempt's deadline after about %s", err, took, bound)
+		}
+	})
+	t.Run("pause past the bound", func(t *testing.T) {
+		f := newFakeAsks()
+		f.createErrs = []error{errors.New("connection refused"), errors.New("connection refused")}
+		var retries int
+		start := time.Now()
+		_, err := interaction.AskAndWait(context.Background(), f, oneQuestion(), interaction.AwaitOptions{
+			CreateRetry: interaction.Retry{For: bound, Backoff: slowPacer{}},
+			OnRetry:     func(string, error, time.Duration) { retries++ },
+		})
+		took := time.Since(start)
+		if c, _, _ := f.counts(); err == nil || c != 1 || retries != 0 {
+			t.Fatalf("AskAndWait: %v, %d creates, %d retries announced; want an error after 1 create, none announced", err, c, retries)
+		}
+		if took < bound || took > bound+slack {
+			t.Fatalf("gave up after %s, want about %s", took, bound)
+		}
+	})
+}
+
 // TestAskAndWaitMaybeCreated: a create whose answer was lost when the caller
 // left is repeated with the same key, and the ask it finds withdrawn.
 func TestAskAndWaitMaybeCreated(t *testing.T) {

@@ -594,10 +594,16 @@ func TestShutdownWithdraws(t *testing.T) {
 }
 
 // TestUnknownFields: a field the tool does not know is refused, naming it
-// and the nearest known name, and nothing is asked.
+// and the nearest known name, and nothing is asked, over each transport.
 func TestUnknownFields(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) { testUnknownFields(t, tr) })
+	}
+}
+
+func testUnknownFields(t *testing.T, transport string) {
 	svc := newFakeService()
-	c := connect(t, "stdio", svc, Options{})
+	c := connect(t, transport, svc, Options{})
 	for _, tc := range []struct {
 		args       map[string]any
 		path, hint string
@@ -785,7 +791,9 @@ func TestListTools(t *testing.T) {
 			}
 			tool := res.Tools[0]
 			for _, s := range []string{"stable", `"Other"`, "10 questions", `{"answers":[`, "ASK_CANCELLED", "ASK_TIMEOUT", "INVALID_QUESTION",
-				"waitSeconds", "Still waiting", "get_answer"} {
+				"waitSeconds", "Still waiting", "get_answer",
+				// The formatting contract (issue 16.5): what is Markdown, what is plain, and that nothing pings.
+				`"question", "detail" and option descriptions are Markdown`, "header and labels are plain text", "pings"} {
 				if !strings.Contains(tool.Description, s) {
 					t.Errorf("description lacks %q", s)
 				}
