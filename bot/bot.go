@@ -167,7 +167,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		})
 	}
 	socks.Wait()
-	close(line.ch) // every reader has ended, every lined envelope routed
+	line.close() // every reader has ended, every lined envelope routed
 	routing.Wait()
 	cancel()
 	stopRelay()

@@ -465,7 +465,7 @@ func (s *Socket) Run(ctx context.Context) error {
 		var routing sync.WaitGroup
 		routing.Go(line.run)
 		defer routing.Wait()
-		defer close(line.ch) // after the wait below, deferred later
+		defer line.close() // after the wait below, deferred later
 	}
 	defer func() {
 		readers.Wait()
@@ -648,9 +648,7 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 			// line's, off the ack's path.
 			f.acked = true
 			lined.Add(1)
-			select {
-			case line.ch <- linedEnvelope{s: s, ctx: wctx, f: f, done: lined.Done}:
-			case <-wctx.Done():
+			if !line.put(wctx, linedEnvelope{s: s, ctx: wctx, f: f, done: lined.Done}) {
 				lined.Done()
 				// Durable all the same: acked, and replayed at the next start.
 				releaseFrame(buf)
@@ -660,6 +658,7 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 			if err := c.ack(id, nil); err != nil {
 				s.Log.Warn().Err(err).Msg("ack failed")
 			}
+			line.wake() // after the ack: waking the line's goroutine costs a syscall
 			if s.afterJournaledAck != nil {
 				s.afterJournaledAck()
 			}
@@ -720,33 +719,6 @@ func (s *Socket) onControlFrame(ctx context.Context, c *socketConn, frame []byte
 		return fmt.Errorf("%w (%s)", errDisconnectRequested, req.Reason)
 	}
 	return nil
-}
-
-// orderLine carries journaled envelopes from the readers of one or more
-// Sockets to one goroutine (run) that decodes and routes them in the order
-// they were put on it. A reader puts an envelope on the line before it
-// acks it, so whatever is read after that ack, on any connection, is
-// routed after it.
-type orderLine struct{ ch chan linedEnvelope }
-
-// linedEnvelope is an envelope on the line: s routes it on ctx, then done
-// tells s's Run it was routed.
-type linedEnvelope struct {
-	s    *Socket
-	ctx  context.Context
-	f    inbound
-	done func()
-}
-
-func newOrderLine() *orderLine { return &orderLine{ch: make(chan linedEnvelope, inboundBuffer)} }
-
-// run routes what is put on the line until it is closed. It decodes
-// without a work slot: the readers' acks wait for room on the line.
-func (l *orderLine) run() {
-	for e := range l.ch {
-		e.s.dispatch(e.ctx, e.f, true)
-		e.done()
-	}
 }
 
 // dispatch decodes an envelope and hands an interactive one to the
