@@ -1087,8 +1087,9 @@ func TestCallTimeoutKeepsAsk(t *testing.T) {
 }
 
 // TestWaitSeconds: a call with waitSeconds returns "Still waiting" with the
-// ask id when they pass, the ask stays open, and get_answer reports pending,
-// then the answer, then for another ask the error code it ended with.
+// ask id when they pass (at once for 0), the ask stays open, and get_answer
+// reports pending, then the answer, then for another ask the error code it
+// ended with.
 func TestWaitSeconds(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
@@ -1108,6 +1109,8 @@ func TestWaitSeconds(t *testing.T) {
 				t.Fatalf("get_answer: %+v", res)
 			}
 
+			// waitSeconds 0 returns as soon as the question is posted.
+			args["waitSeconds"] = 0
 			id2 := pendingID(t, c.call(t, args))
 			<-svc.created
 			svc.endAs(t, id2, interaction.StatusCancelled, nil)
