@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
@@ -86,7 +87,10 @@ func newProcRig(t *testing.T) *procRig {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	r := &procRig{t: t, fake: fake, db: filepath.Join(t.TempDir(), "slackask.db"), addr: addr, http: &http.Client{Transport: &http.Transport{}}}
+	// Every exchange with the API is checked against its OpenAPI document,
+	// as the in-process harness's are.
+	r := &procRig{t: t, fake: fake, db: filepath.Join(t.TempDir(), "slackask.db"), addr: addr,
+		http: &http.Client{Transport: openapitest.Transport(t, &http.Transport{})}}
 	t.Cleanup(func() {
 		r.http.CloseIdleConnections()
 		fake.Close()
