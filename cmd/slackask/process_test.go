@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
@@ -323,6 +324,12 @@ func TestAskCommandSurvivesServerRestart(t *testing.T) {
 	}
 	if n := len(r.fake.Messages(channel)); n != 1 {
 		t.Fatalf("%d messages: the CLI re-posted", n)
+	}
+	// It said where the question waits: the permalink Slack gave the
+	// server, as the ask resource carries it.
+	ask := r.get(blocks.MessageAskID(msg.Blocks), 0)
+	if ask.Permalink == "" || !strings.Contains(a.stderr.String(), "waiting for an answer: "+ask.Permalink+"\n") {
+		t.Fatalf("permalink %q; stderr %s", ask.Permalink, a.stderr.String())
 	}
 }
 
