@@ -225,7 +225,7 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 			return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 		}
 		s.resolveLeft(rec)
-		return rec.Ask, false, nil
+		return s.fillPermalink(ctx, rec).Ask, false, nil
 	}
 	s.posting.claim(rec.ID) // a retry with the key leaves this post alone
 	defer s.posting.release(rec.ID)

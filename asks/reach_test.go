@@ -116,6 +116,43 @@ func TestPermalinkStoredOnce(t *testing.T) {
 	}
 }
 
+// An ask left with its message but no link (Slack could not give one, or
+// the process died between storing the ts and the link) gets it from a
+// retried create with its key, or at recovery; once stored it is not asked
+// for again.
+func TestMissingPermalinkFilledIn(t *testing.T) {
+	ctx := context.Background()
+	svc, surf := newReachRig(t, nil)
+	surf.linkErr = errors.New("slack is down")
+	keyed := interaction.AskInput{Request: twoQuestions(), IdempotencyKey: "k1"}
+	first, err := svc.Create(ctx, keyed)
+	if err != nil || first.Permalink != "" {
+		t.Fatalf("%+v %v", first, err)
+	}
+	other, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil || other.Permalink != "" {
+		t.Fatalf("%+v %v", other, err)
+	}
+	surf.linkErr = nil
+	again, err := svc.Create(ctx, keyed)
+	if err != nil || again.ID != first.ID || again.Permalink == "" {
+		t.Fatalf("retried create: %+v %v", again, err)
+	}
+	if got, _ := svc.Get(ctx, first.ID); got.Permalink != again.Permalink {
+		t.Fatalf("stored %q, returned %q", got.Permalink, again.Permalink)
+	}
+	svc.recover(ctx)
+	if got, _ := svc.Get(ctx, other.ID); got.Permalink == "" {
+		t.Fatal("recovery left the link missing")
+	}
+	before := surf.links.Load()
+	svc.Create(ctx, keyed)
+	svc.recover(ctx)
+	if n := surf.links.Load() - before; n != 0 {
+		t.Fatalf("%d chat.getPermalink calls for links already stored", n)
+	}
+}
+
 func TestCallbackURLCheckedAtCreate(t *testing.T) {
 	ctx := context.Background()
 	in := func(url string) interaction.AskInput {

@@ -186,6 +186,18 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 	return out
 }
 
+// fillPermalink stores the link of an ask that has its message but no link:
+// the process that posted it died between storing the ts and storing the
+// link, or Slack could not give one then. An ask this process is posting
+// is left alone: that post stores its link itself.
+func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
+	if rec.TS == "" || rec.Permalink != "" || !s.posting.claim(rec.ID) {
+		return rec
+	}
+	defer s.posting.release(rec.ID)
+	return s.storePermalink(ctx, rec)
+}
+
 // permalink asks the surface, once, for a link to the message at; "" when
 // it cannot link (the failure is logged: a link is a convenience and never
 // fails the ask).

@@ -57,7 +57,7 @@ func (s *Service) recover(ctx context.Context) {
 			}
 			continue
 		}
-		s.recoverOne(ctx, rec)
+		s.recoverOne(ctx, s.fillPermalink(ctx, rec))
 	}
 	const page = 1000
 	for round := 0; round < 100; round++ {

@@ -15,6 +15,7 @@ import (
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/webhook"
 )
 
 // The document loads as valid OpenAPI 3.1, and its ErrorCode enum is every
@@ -266,6 +267,40 @@ func TestOpenAPITransportCatchesUndescribed(t *testing.T) {
 				t.Fatalf("reported %q", errs)
 			case c.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], c.want)):
 				t.Fatalf("reported %q, want one error about %q", errs, c.want)
+			}
+		})
+	}
+}
+
+// CheckCallback accepts a callback as webhook.Deliverer sends it and
+// refuses one without its signature or with a field the Ask schema does not
+// describe.
+func TestOpenAPICallback(t *testing.T) {
+	ask := `{"id":"a","status":"answered","questions":[{"id":"q","question":"?"}],"createdAt":"2024-01-02T03:04:05Z","endedAt":"2024-01-02T03:05:05Z","answer":{"answers":[{"id":"q","selected":[],"custom":"ok"}]}`
+	for _, c := range []struct {
+		name, body string
+		sign       bool
+		want       string // in the error; "" for none
+	}{
+		{"as sent", ask + `}`, true, ""},
+		{"unsigned", ask + `}`, false, "X-Slackask-Signature"},
+		{"undescribed field", ask + `,"color":"red"}`, true, "color"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "http://hooks.test/slackask", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Slackask-Delivery", "a")
+			if c.sign {
+				ts, sig := webhook.Sign([]byte("s"), time.Now(), []byte(c.body))
+				req.Header.Set(webhook.TimestampHeader, ts)
+				req.Header.Set(webhook.SignatureHeader, sig)
+			}
+			err := openapitest.CheckCallback(context.Background(), req, []byte(c.body))
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want one about %q", err, c.want)
 			}
 		})
 	}

@@ -38,13 +38,7 @@ func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolReque
 				`give the "id" of the ask, as ask_user_question's result named it`)), nil
 		}
 	}
-	wctx := ctx
-	if bounded {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, waitFor)
-		defer cancel()
-	}
-	ask, err := t.waitFor(wctx, id)
+	ask, err := t.waitFor(ctx, id, waitFor, bounded)
 	switch {
 	case err != nil:
 		return errorResult(err), nil
@@ -54,12 +48,20 @@ func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolReque
 	return endedResult(ask)
 }
 
-// waitFor waits until the ask ends or ctx is done and returns it as it then
-// is, retrying failed Waits (not NOT_FOUND) for t.retryFor().
-func (t *askTool) waitFor(ctx context.Context, id string) (interaction.Ask, error) {
+// waitFor waits until the ask ends, ctx is done or (when bounded) d has
+// passed, and returns it as it then is, retrying failed Waits (not
+// NOT_FOUND) for t.retryFor(). The first look at the ask is bounded by ctx
+// alone, so that d = 0 checks once rather than failing on a deadline that
+// has already passed.
+func (t *askTool) waitFor(ctx context.Context, id string, d time.Duration, bounded bool) (interaction.Ask, error) {
 	ask, err := t.svc.Get(ctx, id)
 	if err != nil && (interaction.ErrorCode(err) == interaction.NotFound || ctx.Err() != nil) {
 		return ask, err
+	}
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
 	}
 	b := backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}
 	var since time.Time

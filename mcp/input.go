@@ -103,8 +103,14 @@ type questionInput struct {
 	AllowOther       *bool                `json:"allowOther"`
 }
 
+// returnAtOnce is the wait of a call with waitSeconds 0: AwaitOptions.WaitFor
+// takes 0 for no bound, and the smallest bound returns the ask as Create
+// left it, as get_answer's 0 checks once.
+const returnAtOnce = time.Nanosecond
+
 // decodeInput turns the raw arguments of a call into an AskInput and the
-// optional waitSeconds (0: wait until the ask ends). Malformed arguments are
+// optional waitSeconds (absent: 0, wait until the ask ends; given as 0:
+// returnAtOnce). Malformed arguments are
 // an INVALID_QUESTION *interaction.Error that says what is wrong in JSON
 // terms; a request without questions is left for interaction.Validate
 // (EMPTY_QUESTIONS).
@@ -114,9 +120,12 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 	if err := checkObject(raw, &in, ` with a "questions" array`); err != nil {
 		return interaction.AskInput{}, 0, err
 	}
-	waitFor, _, err := parseWait(in.WaitSeconds)
+	waitFor, given, err := parseWait(in.WaitSeconds)
 	if err != nil {
 		return interaction.AskInput{}, 0, err
+	}
+	if given && waitFor == 0 {
+		waitFor = returnAtOnce
 	}
 	out := interaction.AskInput{
 		Request: interaction.Request{Agent: in.Agent},

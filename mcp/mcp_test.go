@@ -82,7 +82,16 @@ func (f *fakeService) Create(ctx context.Context, in interaction.AskInput) (inte
 	return a, nil
 }
 
-func (f *fakeService) Get(_ context.Context, id string) (interaction.Ask, error) {
+// Get fails once ctx is done, as a service that reads a store or calls a
+// server does.
+func (f *fakeService) Get(ctx context.Context, id string) (interaction.Ask, error) {
+	if err := ctx.Err(); err != nil {
+		return interaction.Ask{}, fmt.Errorf("fake get %q: %w", id, err)
+	}
+	return f.get(id)
+}
+
+func (f *fakeService) get(id string) (interaction.Ask, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fa, ok := f.asks[id]
@@ -117,7 +126,7 @@ func (f *fakeService) Wait(ctx context.Context, id string) (interaction.Ask, err
 	case <-ctx.Done():
 	case <-capped:
 	}
-	return f.Get(ctx, id)
+	return f.get(id)
 }
 
 func (f *fakeService) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
@@ -1086,8 +1095,9 @@ func TestCallTimeoutKeepsAsk(t *testing.T) {
 }
 
 // TestWaitSeconds: a call with waitSeconds returns "Still waiting" with the
-// ask id when they pass, the ask stays open, and get_answer reports pending,
-// then the answer, then for another ask the error code it ended with.
+// ask id when they pass (at once for 0), the ask stays open, and get_answer
+// reports pending, then the answer, then for another ask the error code it
+// ended with.
 func TestWaitSeconds(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
@@ -1107,6 +1117,8 @@ func TestWaitSeconds(t *testing.T) {
 				t.Fatalf("get_answer: %+v", res)
 			}
 
+			// waitSeconds 0 returns as soon as the question is posted.
+			args["waitSeconds"] = 0
 			id2 := pendingID(t, c.call(t, args))
 			<-svc.created
 			svc.endAs(t, id2, interaction.StatusCancelled, nil)
@@ -1160,7 +1172,7 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 			a.Status, a.Answer = interaction.StatusAnswered, &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "a"}}}
 		})
 	}()
-	got, err := tool.waitFor(ctx, a.ID)
+	got, err := tool.waitFor(ctx, a.ID, 0, false)
 	if err != nil || got.Status != interaction.StatusAnswered {
 		t.Fatalf("%+v %v", got, err)
 	}
@@ -1172,7 +1184,7 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 	svc.mu.Lock()
 	svc.waitFails = -1
 	svc.mu.Unlock()
-	if _, err := tool.waitFor(ctx, a.ID); err == nil || !strings.Contains(err.Error(), "connection refused") {
+	if _, err := tool.waitFor(ctx, a.ID, 0, false); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("waitFor: %v", err)
 	}
 
@@ -1180,7 +1192,7 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 	svc.mu.Lock()
 	svc.waitFails = 0
 	svc.mu.Unlock()
-	if _, err := tool.waitFor(ctx, "nope"); interaction.ErrorCode(err) != interaction.NotFound {
+	if _, err := tool.waitFor(ctx, "nope", 0, false); interaction.ErrorCode(err) != interaction.NotFound {
 		t.Fatalf("await: %v", err)
 	}
 }

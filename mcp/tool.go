@@ -100,7 +100,7 @@ const inputSchema = `{
     "responses": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "string", "enum": ["all"]}], "description": "How many people must answer before the call returns: a number (default 1, the first answer) or \"all\" (every responder; needs responders)."},
     "onTimeout": {"type": "string", "enum": ["expire", "answer"], "description": "What the deadline does: \"expire\" (default: ASK_TIMEOUT) or \"answer\" (answer with the responses that came in, when there is at least one)."},
     "timeout": {"type": "string", "description": "How long the question stays open, as a Go duration such as \"30m\" or \"2h\". Default: the server's."},
-    "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer; the question stays open and get_answer fetches the answer later. Use a value below your tool-call time limit. Default: wait until the question ends."}
+    "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer; the question stays open and get_answer fetches the answer later. Use a value below your tool-call time limit; 0 returns as soon as the question is posted. Default: wait until the question ends."}
   },
   "required": ["questions"]
 }`

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,5 +187,19 @@ func TestVerifyOtherLanguages(t *testing.T) {
 				t.Errorf("non-ASCII signature: exit %d, want 3 (refused)", got)
 			}
 		})
+	}
+}
+
+// TestREADMEQuotesTheChecks: the README's Webhooks section shows the
+// Python and Node checks that TestVerifyOtherLanguages runs, byte for byte.
+func TestREADMEQuotesTheChecks(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, code := range map[string]string{"python": pythonVerify, "js": nodeVerify} {
+		if !strings.Contains(string(readme), "```"+name+"\n"+code+"```\n") {
+			t.Errorf("README.md does not quote the %s check as the test runs it:\n%s", name, code)
+		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
@@ -86,7 +88,10 @@ func newProcRig(t *testing.T) *procRig {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	r := &procRig{t: t, fake: fake, db: filepath.Join(t.TempDir(), "slackask.db"), addr: addr, http: &http.Client{Transport: &http.Transport{}}}
+	// Every exchange with the API is checked against its OpenAPI document,
+	// as the in-process harness's are.
+	r := &procRig{t: t, fake: fake, db: filepath.Join(t.TempDir(), "slackask.db"), addr: addr,
+		http: &http.Client{Transport: openapitest.Transport(t, &http.Transport{})}}
 	t.Cleanup(func() {
 		r.http.CloseIdleConnections()
 		fake.Close()
@@ -319,6 +324,12 @@ func TestAskCommandSurvivesServerRestart(t *testing.T) {
 	}
 	if n := len(r.fake.Messages(channel)); n != 1 {
 		t.Fatalf("%d messages: the CLI re-posted", n)
+	}
+	// It said where the question waits: the permalink Slack gave the
+	// server, as the ask resource carries it.
+	ask := r.get(blocks.MessageAskID(msg.Blocks), 0)
+	if ask.Permalink == "" || !strings.Contains(a.stderr.String(), "waiting for an answer: "+ask.Permalink+"\n") {
+		t.Fatalf("permalink %q; stderr %s", ask.Permalink, a.stderr.String())
 	}
 }
 

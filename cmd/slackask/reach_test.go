@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/webhook"
 )
 
-// hookReceiver is a callback endpoint: it verifies each signature and
-// answers 503 while down, 200 otherwise.
+// hookReceiver is a callback endpoint: it verifies each signature, checks
+// each callback against the OpenAPI document, and answers 503 while down,
+// 204 otherwise.
 type hookReceiver struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
@@ -26,6 +28,8 @@ type hookReceiver struct {
 	tries map[string]int
 	ok    map[string][]interaction.Ask
 	bad   int
+	// undocumented holds how callbacks differ from the OpenAPI document.
+	undocumented []string
 }
 
 func newHookReceiver(t *testing.T, secret string) *hookReceiver {
@@ -42,6 +46,9 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 			return
 		}
 		hr.tries[a.ID]++
+		if err := openapitest.CheckCallback(r.Context(), r, body); err != nil {
+			hr.undocumented = append(hr.undocumented, err.Error())
+		}
 		if hr.down {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -49,7 +56,14 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 		hr.ok[a.ID] = append(hr.ok[a.ID], a)
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	t.Cleanup(hr.srv.Close)
+	t.Cleanup(func() {
+		hr.srv.Close()
+		hr.mu.Lock()
+		defer hr.mu.Unlock()
+		for _, u := range hr.undocumented {
+			t.Error(u)
+		}
+	})
 	return hr
 }
 

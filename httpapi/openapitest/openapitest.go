@@ -209,3 +209,36 @@ func truncate(b []byte) string {
 	}
 	return string(b)
 }
+
+// CheckCallback checks a callback slackask sent, its request r with its raw
+// body, against the askEnded callback of POST /v1/asks in
+// httpapi.OpenAPI(): the signature headers and the ask resource. Errors
+// are wrapped.
+func CheckCallback(ctx context.Context, r *http.Request, body []byte) error {
+	doc, _, err := Load(ctx, httpapi.OpenAPI())
+	if err != nil {
+		return err
+	}
+	var op *openapi3.Operation
+	if create := doc.Paths.Value("/v1/asks"); create != nil && create.Post != nil {
+		if cb := create.Post.Callbacks["askEnded"]; cb != nil && cb.Value != nil {
+			if pi := cb.Value.Value("{$request.body#/callbackUrl}"); pi != nil {
+				op = pi.Post
+			}
+		}
+	}
+	if op == nil {
+		return errors.New("openapitest: the document has no askEnded callback on POST /v1/asks")
+	}
+	route := &routers.Route{Spec: doc, Path: r.URL.Path, PathItem: &openapi3.PathItem{Post: op}, Method: http.MethodPost, Operation: op}
+	vreq := r.Clone(ctx)
+	vreq.Body = io.NopCloser(bytes.NewReader(body))
+	in := &openapi3filter.RequestValidationInput{Request: vreq, Route: route, Options: &openapi3filter.Options{
+		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		MultiError:         true,
+	}}
+	if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+		return fmt.Errorf("openapitest: the callback does not match the document: %s: %w", oneLine(err), err)
+	}
+	return nil
+}
