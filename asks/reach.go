@@ -157,9 +157,12 @@ func callbackDue(rec Record, now time.Time) bool {
 
 // deliverCallback makes the delivery attempt of the ended ask rec that is
 // due and stores its outcome in rec.Callback: delivered (never sent
-// again), given up (a permanent refusal, or the retry window passed: both
+// again), given up (this side cannot send it: the guard refuses the URL or
+// its address, or the URL is malformed; or the retry window passed: both
 // logged), or the time of the next attempt, which is also the record's
-// WakeAt. It returns the record as stored. A record whose delivery is not
+// WakeAt. Every answer of the receiver but a 2xx is retried: a 4xx or 3xx
+// can change by waiting (a secret being rotated, a deploy), and the
+// delivery is promised until a 2xx or the window's end. It returns the record as stored. A record whose delivery is not
 // due or is over is returned unchanged. The body is the ask resource as
 // GET /v1/asks/{id} returns it, signed with Callbacks.Secret.
 func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, error) {

@@ -3,6 +3,7 @@ package asks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/memory"
 	"github.com/slackask/slackask/webhook"
 )
@@ -295,10 +297,13 @@ func TestDeliverCallbackRetriesUntilDelivered(t *testing.T) {
 	}
 }
 
+// A delivery is given up only when the retry window closes, whatever the
+// receiver answers (a 410 is retried like a 503), or at once when this
+// side refuses the URL: the guard's refusal cannot change by waiting.
 func TestDeliverCallbackGivesUp(t *testing.T) {
 	secret := []byte("s3cret")
 	rc := newReceiver(t, secret)
-	rc.statuses = []int{http.StatusGone, http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusServiceUnavailable}
+	rc.statuses = []int{http.StatusGone, http.StatusServiceUnavailable, http.StatusServiceUnavailable}
 	clk := clock.NewFake(time.Now())
 	svc, _ := newReachRig(t, func(c *Config) {
 		c.Clock = clk
@@ -306,14 +311,12 @@ func TestDeliverCallbackGivesUp(t *testing.T) {
 			Schedule: webhook.Schedule{First: time.Minute, Max: time.Minute, GiveUpAfter: 90 * time.Second, Jitter: -1}}
 	})
 	ctx := context.Background()
-	// A permanent refusal (410) stops at once.
-	a := endedAsk(t, svc)
-	if a, _ = svc.deliverCallback(ctx, a); !a.Callback.GaveUp || a.Callback.Attempts != 1 {
-		t.Fatalf("after a 410: %+v", a.Callback)
-	}
-	// 503s until the window closes.
+	// 410, then 503s, until the window closes.
 	b := endedAsk(t, svc)
 	b, _ = svc.deliverCallback(ctx, b)
+	if b.Callback.Done() || b.Callback.Next.IsZero() || !strings.Contains(b.Callback.LastError, "status 410") {
+		t.Fatalf("after a 410: %+v", b.Callback)
+	}
 	clk.Advance(time.Minute)
 	b, _ = svc.deliverCallback(ctx, b)
 	if b.Callback.Done() {
@@ -322,6 +325,24 @@ func TestDeliverCallbackGivesUp(t *testing.T) {
 	clk.Advance(time.Minute)
 	if b, _ = svc.deliverCallback(ctx, b); !b.Callback.GaveUp || b.Callback.Attempts != 3 {
 		t.Fatalf("after the window: %+v", b.Callback)
+	}
+	// An address the guard refuses (never allowed, even with
+	// AllowPrivate) stops at once, without a request.
+	a := endedAsk(t, svc)
+	a, err := svc.store.Update(ctx, a.ID, func(r *Record) error {
+		c := *r.Callback
+		c.URL = "http://0.0.0.0:9/hook"
+		r.Callback = &c
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ = svc.deliverCallback(ctx, a); !a.Callback.GaveUp || a.Callback.Attempts != 1 || !strings.Contains(a.Callback.LastError, "0.0.0.0") {
+		t.Fatalf("a refused address: %+v", a.Callback)
+	}
+	if n, bad := rc.requests(); n != 3 || bad != 0 {
+		t.Fatalf("the receiver got %d requests (%d badly signed), want 3", n, bad)
 	}
 }
 
@@ -452,6 +473,76 @@ func TestDispatcherDeliversCallbacks(t *testing.T) {
 	})
 	if n, bad := rc.requests(); n != 3 || bad != 0 || rec.Callback.Attempts != 2 {
 		t.Fatalf("%d requests (%d badly signed), %d attempts", n, bad, rec.Callback.Attempts)
+	}
+}
+
+// A receiver's 4xx can change by waiting (a 401 while its secret is being
+// rotated, a 404 while it deploys): the dispatcher retries it on the
+// schedule, as it does a 5xx, and delivers once the receiver answers 2xx,
+// never again after it.
+func TestDispatcherRetriesReceiver4xx(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	rc.statuses = []int{http.StatusUnauthorized, http.StatusNotFound}
+	clk := clock.NewFake(time.Now())
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Clock = clk
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
+			Schedule: webhook.Schedule{First: time.Minute, Max: time.Minute, GiveUpAfter: 24 * time.Hour, Jitter: -1}}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	// attempt waits for the nth attempt's outcome to be stored (or for
+	// the delivery to end, which a given-up 4xx did).
+	attempt := func(n int) *store.Callback {
+		t.Helper()
+		var rec Record
+		waitFor(t, fmt.Sprintf("attempt %d stored", n), func() bool {
+			rec, _ = svc.store.Get(ctx, ask.ID)
+			return rec.Callback != nil && (rec.Callback.Attempts >= n || rec.Callback.Done())
+		})
+		return rec.Callback
+	}
+	for n, status := range []string{"status 401", "status 404"} {
+		cb := attempt(n + 1)
+		if cb.Done() || cb.Attempts != n+1 || !strings.Contains(cb.LastError, status) || !cb.Next.Equal(clk.Now().Add(time.Minute)) {
+			t.Fatalf("after a %s: %+v, want a retry a minute later", status, cb)
+		}
+		clk.Advance(time.Minute)
+	}
+	cb := attempt(3)
+	if cb.Delivered.IsZero() || cb.GaveUp || cb.Attempts != 3 || cb.LastError != "" {
+		t.Fatalf("after a 200: %+v, want delivered at the third attempt", cb)
+	}
+	// Another ask's delivery, an hour later, is a later event: by then the
+	// first one's would have been sent again if it were.
+	clk.Advance(time.Hour)
+	other, _ := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
+	svc.Withdraw(ctx, other.ID)
+	waitFor(t, "the second callback delivered", func() bool {
+		r, _ := svc.store.Get(ctx, other.ID)
+		return !r.Callback.Delivered.IsZero()
+	})
+	rc.mu.Lock()
+	var first int
+	for _, body := range rc.got {
+		if strings.Contains(string(body), `"id":"`+ask.ID+`"`) {
+			first++
+		}
+	}
+	bad := rc.bad
+	rc.mu.Unlock()
+	if first != 3 || bad != 0 {
+		t.Fatalf("the first ask was sent %d times (%d requests badly signed), want 3", first, bad)
 	}
 }
 

@@ -37,8 +37,8 @@ func TestVerifyCallbackFromDeliverer(t *testing.T) {
 	if got.Load() != string(body) {
 		t.Errorf("VerifyCallback returned %q, want %q", got.Load(), body)
 	}
-	if r := d.Deliver(t.Context(), srv.URL, "ask1", []byte("wrong"), body); r.Outcome != webhook.Permanent || r.Status != http.StatusUnauthorized {
-		t.Errorf("wrong secret: Deliver = %+v, want 401", r)
+	if r := d.Deliver(t.Context(), srv.URL, "ask1", []byte("wrong"), body); r.Outcome != webhook.Retryable || r.Status != http.StatusUnauthorized || r.Err == nil {
+		t.Errorf("wrong secret: Deliver = %+v, want a retryable 401", r)
 	}
 }
 

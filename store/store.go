@@ -94,8 +94,9 @@ type Callback struct {
 	Sending time.Time `json:"sending,omitzero"`
 	// Delivered is when the receiver answered 2xx: never sent again.
 	Delivered time.Time `json:"delivered,omitzero"`
-	// GaveUp is set when delivery stopped without a 2xx (a permanent
-	// refusal, or the retry window passed).
+	// GaveUp is set when delivery stopped without a 2xx: the retry
+	// window passed, or this side refused to send (the address guard, a
+	// malformed URL). A receiver's non-2xx answer is always retried.
 	GaveUp bool `json:"gaveUp,omitempty"`
 	// LastError says why the last attempt failed.
 	LastError string `json:"lastError,omitempty"`

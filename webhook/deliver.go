@@ -27,13 +27,18 @@ type Outcome int
 const (
 	// Delivered: the receiver answered 2xx. Do not send again.
 	Delivered Outcome = iota + 1
-	// Retryable: a 5xx, 408, 429, a timeout, a connection or DNS error, or
-	// the caller's ctx ended. Try again later (Result.RetryAt).
+	// Retryable: the receiver answered anything but a 2xx (a 3xx too:
+	// a redirect is never followed), or there was no answer (a timeout, a
+	// connection or DNS error), or the caller's ctx ended. Try again later
+	// (Result.RetryAt): a receiver's answer can change by waiting (a 401
+	// while its secret is rotated, a 404 or 3xx during its deploy), and
+	// the delivery is promised until a 2xx or the retry window's end.
 	Retryable
-	// Permanent: the guard refused the URL or address, the receiver
-	// answered a 4xx other than 408 and 429, or a redirect (3xx, never
-	// followed: configure the final URL), or there is no secret to sign
-	// with. Trying again cannot help; the caller logs it and stops.
+	// Permanent: what waiting cannot change, because it is this side's
+	// configuration, not the receiver's answer: the guard refused the URL
+	// or an address it resolved to, the URL is malformed, or there is no
+	// secret to sign with. No request was sent; the caller logs it and
+	// stops.
 	Permanent
 )
 
@@ -160,26 +165,21 @@ func (d *Deliverer) send(ctx context.Context, rawURL, id string, secret, body []
 	return d.classify(resp)
 }
 
+// classify reads the receiver's answer: a 2xx is Delivered, any other
+// status Retryable. Retry-After counts on a 429 or 503, the statuses that
+// define it as a wait.
 func (d *Deliverer) classify(resp *http.Response) Result {
-	r := Result{Status: resp.StatusCode}
 	st := resp.StatusCode
-	switch {
-	case st >= 200 && st < 300:
-		r.Outcome = Delivered
-		return r
-	case st >= 300 && st < 400:
-		r.Outcome = Permanent
-		r.Err = fmt.Errorf("webhook: deliver: status %d: redirects are not followed (to %q): configure the final URL", st, resp.Header.Get("Location"))
-		return r
-	case st == http.StatusRequestTimeout || st == http.StatusTooManyRequests || st >= 500:
-		r.Outcome = Retryable
-		if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
-			r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), d.now())
-		}
-	default:
-		r.Outcome = Permanent
+	if st >= 200 && st < 300 {
+		return Result{Outcome: Delivered, Status: st}
 	}
-	r.Err = fmt.Errorf("webhook: deliver: status %d", st)
+	r := Result{Outcome: Retryable, Status: st, Err: fmt.Errorf("webhook: deliver: status %d", st)}
+	switch {
+	case st >= 300 && st < 400:
+		r.Err = fmt.Errorf("webhook: deliver: status %d: redirects are not followed (to %q): configure the final URL", st, resp.Header.Get("Location"))
+	case st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable:
+		r.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), d.now())
+	}
 	return r
 }
 

@@ -80,14 +80,14 @@ func TestDeliverSigned(t *testing.T) {
 }
 
 // TestDeliverWrongSecret: the receiver refuses a body signed with another
-// secret, and its 401 is permanent.
+// secret, and its 401 is retryable: the receiver may be rotating its secret.
 func TestDeliverWrongSecret(t *testing.T) {
 	rc := &receiver{t: t, status: http.StatusOK}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	r := newDeliverer(t, webhook.Options{}).Deliver(t.Context(), srv.URL, "ask1", []byte("not-the-secret"), testBody)
-	if r.Outcome != webhook.Permanent || r.Status != http.StatusUnauthorized {
-		t.Fatalf("Deliver = %+v, want permanent 401", r)
+	if r.Outcome != webhook.Retryable || r.Status != http.StatusUnauthorized || r.Err == nil {
+		t.Fatalf("Deliver = %+v, want retryable 401", r)
 	}
 	if bad := rc.bad.Load(); bad != 1 {
 		t.Errorf("receiver refused %d requests, want 1", bad)
@@ -116,11 +116,17 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 		{429, "-5", webhook.Retryable, 0},
 		{429, "99999999999", webhook.Retryable, 24 * time.Hour},
 		{408, "", webhook.Retryable, 0},
-		{400, "", webhook.Permanent, 0},
-		{401, "", webhook.Permanent, 0},
-		{404, "", webhook.Permanent, 0},
-		{410, "", webhook.Permanent, 0},
-		{413, "", webhook.Permanent, 0},
+		// Every other non-2xx is retryable too: a receiver's answer can
+		// change by waiting (a secret rotated, a deploy finished).
+		{400, "", webhook.Retryable, 0},
+		{401, "", webhook.Retryable, 0},
+		{403, "", webhook.Retryable, 0},
+		{404, "", webhook.Retryable, 0},
+		{404, "30", webhook.Retryable, 0},
+		{410, "", webhook.Retryable, 0},
+		{413, "", webhook.Retryable, 0},
+		{422, "", webhook.Retryable, 0},
+		{304, "", webhook.Retryable, 0},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			if c.retryAfter != "" {
@@ -222,8 +228,9 @@ func TestDeliverCallerGone(t *testing.T) {
 	}
 }
 
-// TestDeliverNoRedirect: a redirect is a permanent failure and its target
-// is not asked.
+// TestDeliverNoRedirect: a redirect is not followed (its target is not
+// asked) and is retried like any other non-2xx, its error naming the
+// target so the operator can configure the final URL.
 func TestDeliverNoRedirect(t *testing.T) {
 	var targetHits atomic.Int32
 	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits.Add(1) }))
@@ -234,8 +241,8 @@ func TestDeliverNoRedirect(t *testing.T) {
 		}))
 		r := newDeliverer(t, webhook.Options{}).Deliver(t.Context(), srv.URL, "ask1", testSecret, testBody)
 		srv.Close()
-		if r.Outcome != webhook.Permanent || r.Status != st || !strings.Contains(r.Err.Error(), "/elsewhere") {
-			t.Errorf("redirect %d: %+v, want permanent naming the target", st, r)
+		if r.Outcome != webhook.Retryable || r.Status != st || r.Err == nil || !strings.Contains(r.Err.Error(), "/elsewhere") {
+			t.Errorf("redirect %d: %+v, want retryable naming the target", st, r)
 		}
 	}
 	// The sentinel: a direct request is the target's first.
@@ -250,14 +257,15 @@ func TestDeliverNoRedirect(t *testing.T) {
 }
 
 // TestDeliverGuarded: without AllowPrivate, the test's own server is out
-// of reach: refused before any request, permanently.
+// of reach: refused before any request, permanently, as is a URL that is
+// not one: this side's configuration, which waiting cannot change.
 func TestDeliverGuarded(t *testing.T) {
 	rc := &receiver{t: t, status: http.StatusOK}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	d := webhook.NewDeliverer(webhook.Options{})
 	defer d.CloseIdleConnections()
-	for _, u := range append([]string{srv.URL, "file:///etc/passwd", "ftp://example.com/"}, privateURLs...) {
+	for _, u := range append([]string{srv.URL, "file:///etc/passwd", "ftp://example.com/", "not a url", "http://[::1/x", "http://%zz/"}, privateURLs...) {
 		r := d.Deliver(t.Context(), u, "ask1", testSecret, testBody)
 		if r.Outcome != webhook.Permanent || r.Status != 0 {
 			t.Errorf("Deliver(%q) = %+v, want permanent without a response", u, r)
