@@ -89,16 +89,49 @@ func (cb *callback) blockState() (*slack.BlockActionStates, error) {
 	return &st, nil
 }
 
+// The payload types whose ack waits for the decode (or, for
+// block_actions, the Journal): a view_submission's ack may carry
+// validation errors, and both it and block_actions may ask for a change,
+// acked only once stored or journaled. Each is spelled with its closing
+// quote, for hasString.
 var (
-	// changeTokens are the payload types whose ack waits for the decode
-	// (or, for block_actions, the Journal): a view_submission's ack may
-	// carry validation errors, and both it and block_actions may ask for
-	// a change, acked only once stored or journaled.
-	viewSubmissionToken = []byte(`"view_submission"`)
-	blockActionsToken   = []byte(`"block_actions"`)
-	changeTokens        = [][]byte{viewSubmissionToken, blockActionsToken}
-	unicodeEscape       = []byte(`\u`)
+	viewSubmissionTail = []byte(`view_submission"`)
+	blockActionsTail   = []byte(`block_actions"`)
 )
+
+// hasString reports whether frame holds a word between raw quotes (tail
+// is the word and its closing quote), as bytes.Contains(frame, `"`+tail)
+// does. It looks for tail, then checks the byte before it: a pattern
+// that begins with a quote, which JSON is full of, sends bytes.Index to
+// its brute-force search over the whole frame.
+func hasString(frame, tail []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(frame[i:], tail)
+		if j < 0 {
+			return false
+		}
+		if k := i + j; k > 0 && frame[k-1] == '"' {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// hasUnicodeEscape reports whether frame holds the bytes \u, as
+// bytes.Contains(frame, `\u`) does, by the backslashes alone.
+func hasUnicodeEscape(frame []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(frame[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		k := i + j
+		if k+1 < len(frame) && frame[k+1] == 'u' {
+			return true
+		}
+		i = k + 1
+	}
+}
 
 // ackAfterDecode reports whether an envelope could be a view_submission
 // or block_actions. A raw quote in JSON always delimits a string, so
@@ -109,12 +142,7 @@ var (
 // positive (a label reading view_submission, any \u escape) only takes
 // the slower path.
 func ackAfterDecode(frame []byte) bool {
-	for _, t := range changeTokens {
-		if bytes.Contains(frame, t) {
-			return true
-		}
-	}
-	return bytes.Contains(frame, unicodeEscape)
+	return hasString(frame, viewSubmissionTail) || hasString(frame, blockActionsTail) || hasUnicodeEscape(frame)
 }
 
 // journaled reports whether an envelope goes to the Journal and is acked
@@ -125,10 +153,10 @@ func ackAfterDecode(frame []byte) bool {
 // A false positive other than a view_submission (a label reading
 // block_actions) only journals an envelope acked at once anyway.
 func journaled(frame []byte) bool {
-	if !bytes.Contains(frame, blockActionsToken) || bytes.Contains(frame, viewSubmissionToken) {
+	if !hasString(frame, blockActionsTail) || hasString(frame, viewSubmissionTail) {
 		return false
 	}
-	if !bytes.Contains(frame, unicodeEscape) {
+	if !hasUnicodeEscape(frame) {
 		return true
 	}
 	var env struct {

@@ -322,3 +322,27 @@ func BenchmarkDecodePayload(b *testing.B) {
 		}
 	})
 }
+
+// FuzzFrameScans: hasString and hasUnicodeEscape find what bytes.Contains
+// finds, on any bytes.
+func FuzzFrameScans(f *testing.F) {
+	for _, s := range []string{
+		`{"payload":{"type":"block_actions"}}`, `"view_submission"`, `xview_submission"`,
+		`\"view_submission\"`, `""view_submission""`, `view_submission"`, `\\u`, `\u`, `\`, `\\`,
+		`{"type":"view\u005fsubmission"}`, `block_actions"block_actions"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(envelopeFrame(f))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		for _, tail := range [][]byte{viewSubmissionTail, blockActionsTail} {
+			want := bytes.Contains(frame, append([]byte{'"'}, tail...))
+			if got := hasString(frame, tail); got != want {
+				t.Fatalf("hasString(%q, %q) = %v, want %v", frame, tail, got, want)
+			}
+		}
+		if got, want := hasUnicodeEscape(frame), bytes.Contains(frame, []byte(`\u`)); got != want {
+			t.Fatalf("hasUnicodeEscape(%q) = %v, want %v", frame, got, want)
+		}
+	})
+}
