@@ -112,6 +112,7 @@ type Store struct {
 	r         *sql.DB  // read-only pool
 	ck        *sql.DB  // one connection that checkpoints the WAL
 	st        statements
+	records   recordCache // as last written, for Update (cache.go)
 	closed    atomic.Bool
 	writes    atomic.Int64  // commits so far, for the checkpointer
 	lastWrite atomic.Int64  // unix nanoseconds of the latest commit
@@ -146,9 +147,9 @@ const (
 // statements are prepared once: parsing SQL costs as much as running it.
 // The w* ones belong to the write connection, the r* ones to the read pool.
 type statements struct {
-	wByID, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
-	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel       *sql.Stmt
-	rByID, rPending, rSecret                                                 *sql.Stmt
+	wByID, wVersion, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
+	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
+	rByID, rPending, rSecret                                                           *sql.Stmt
 }
 
 const (
@@ -166,9 +167,10 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.st = statements{
-		wByID:   prep(s.w, selectRecord+"WHERE id = ?"),
-		wByKey:  prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
-		wExists: prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
+		wByID:    prep(s.w, selectRecord+"WHERE id = ?"),
+		wVersion: prep(s.w, "SELECT version FROM asks WHERE id = ?"),
+		wByKey:   prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
+		wExists:  prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
 		wInsert: prep(s.w, `INSERT INTO asks
 			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -198,7 +200,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 func (st *statements) close() {
 	for _, s := range []*sql.Stmt{
-		st.wByID, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
+		st.wByID, st.wVersion, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
 		st.rByID, st.rPending, st.rSecret,
 	} {
@@ -361,6 +363,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	s.lastWrite.Store(time.Now().UnixNano())
 	s.writes.Add(1)
 	for _, c := range s.changes {
+		if c.Deleted {
+			s.records.drop(c.ID)
+		}
 		s.hub.Publish(c)
 	}
 	return nil
@@ -493,6 +498,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	if found {
 		return existing, false, nil
 	}
+	s.records.put(r)
 	return r, true, nil
 }
 
@@ -567,15 +573,28 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	if err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
+	s.records.put(out)
 	return out, nil
 }
 
 // current returns the record id as it is in the database, inside the
-// write transaction tx; store.ErrNotFound when there is no such row. It
-// decodes the row every time: the Store keeps no records in memory (a
-// cache of decoded records did not pay for the memory it held: BENCHMARKS.md,
-// "Resident memory with 10,000 pending asks, and the SQLite record cache").
+// write transaction tx; store.ErrNotFound when there is no such row. The
+// record this Store last wrote for id is used when the row still has its
+// version (recordCache); else the row is read and decoded.
 func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Record, error) {
+	if r, ok := s.records.get(id); ok {
+		var v int64
+		err := tx.StmtContext(ctx, s.st.wVersion).QueryRowContext(ctx, id).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.Record{}, store.ErrNotFound
+		}
+		if err != nil {
+			return store.Record{}, err
+		}
+		if v == r.Version {
+			return r, nil
+		}
+	}
 	r, err := scanRecord(tx.StmtContext(ctx, s.st.wByID).QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, store.ErrNotFound

@@ -511,11 +511,12 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 	}
 }
 
-// The Store keeps no records in memory: creating and updating 2,000 asks
-// leaves the Go heap about where it was. A decoded record is over a
-// kilobyte; the bound leaves room for what the runtime and database/sql
-// keep between two measurements.
-func TestHoldsNoRecords(t *testing.T) {
+// The Store keeps few records in memory: creating and updating 2,000 asks
+// leaves at most recordCacheSize of them cached and the Go heap about
+// where it was. A decoded record is over a kilobyte; the bound leaves room
+// for the cached ones and what the runtime and database/sql keep between
+// two measurements.
+func TestHoldsFewRecords(t *testing.T) {
 	const n = 2000
 	s := openAt(t, tempPath(t))
 	ctx := context.Background()
@@ -541,7 +542,81 @@ func TestHoldsNoRecords(t *testing.T) {
 		}
 	}
 	after := heap()
+	if c := s.records.len(); c > recordCacheSize {
+		t.Fatalf("%d records cached, want at most %d", c, recordCacheSize)
+	}
 	if grew := int64(after) - int64(before); grew > 256*n {
 		t.Fatalf("the Go heap grew by %d bytes (%d per ask) over %d asks created and updated", grew, grew/n, n)
+	}
+}
+
+// The record cache shares no memory with what goes in or comes out, and a
+// deleted ask leaves it.
+func TestRecordCacheCopies(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, tempPath(t))
+	r := store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now(),
+		Questions: []interaction.Question{{ID: "q", Question: "?"}}}}
+	if _, _, err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Questions[0].ID = "changed" // the caller's copy
+	out, err := s.Update(ctx, "a", func(r *store.Record) error {
+		r.Progress = []interaction.Progress{{Selected: []string{"x"}}}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Progress[0].Selected[0] = "changed" // the returned copy
+	got, ok := s.records.get("a")
+	if !ok || got.Questions[0].ID != "q" || got.Progress[0].Selected[0] != "x" {
+		t.Fatalf("the cache shares memory with what went in or came out: %+v (cached %v)", got, ok)
+	}
+	got.Progress[0].Selected[0] = "changed" // what get returned
+	if again, _ := s.records.get("a"); again.Progress[0].Selected[0] != "x" {
+		t.Fatal("the cache shares memory with what get returned")
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.records.get("a"); ok {
+		t.Fatal("a deleted ask is still cached")
+	}
+}
+
+// Update uses the cached record only while the row has its version: a
+// change written behind the Store's back, with a new version, is what the
+// next Update sees.
+func TestUpdateSeesAWriteBehindTheCache(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, tempPath(t))
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, "a", func(r *store.Record) error { r.Rev = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.records.get("a"); !ok {
+		t.Fatal("the written record is not cached")
+	}
+	cur, err := s.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Rev, cur.Version = 7, cur.Version+1
+	data, err := store.Encode(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = ?, version = ? WHERE id = 'a'`, data, cur.Version); err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	if _, err := s.Update(ctx, "a", func(r *store.Record) error { seen = r.Rev; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 7 {
+		t.Fatalf("Update saw Rev %d, want 7 (the row's, not the cached 1)", seen)
 	}
 }
