@@ -437,6 +437,42 @@ func TestRefusedPostStillDrops(t *testing.T) {
 	}
 }
 
+// runService runs svc (its dispatcher included) until the test ends, and
+// returns the context it runs on.
+func runService(t *testing.T, svc *Service) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
+}
+
+// endWithCallback creates an ask with a callback to url and withdraws it,
+// which arms the callback's delivery.
+func endWithCallback(t *testing.T, ctx context.Context, svc *Service, url string) interaction.Ask {
+	t.Helper()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	return ask
+}
+
+// deliverAnother ends one more ask with a callback to url and waits until
+// it is delivered: a later event for the deliveries before it.
+func deliverAnother(t *testing.T, ctx context.Context, svc *Service, url string) {
+	t.Helper()
+	other := endWithCallback(t, ctx, svc, url)
+	waitFor(t, "the other callback delivered", func() bool {
+		r, _ := svc.store.Get(ctx, other.ID)
+		return r.Callback != nil && !r.Callback.Delivered.IsZero()
+	})
+}
+
 // The dispatcher delivers an ended ask's callback, retrying a 500, and
 // never again after the 2xx.
 func TestDispatcherDeliversCallbacks(t *testing.T) {
@@ -447,17 +483,8 @@ func TestDispatcherDeliversCallbacks(t *testing.T) {
 		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
 			Schedule: webhook.Schedule{First: 50 * time.Millisecond, Max: 50 * time.Millisecond, GiveUpAfter: time.Minute, Jitter: -1}}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
-		t.Fatal(err)
-	}
+	ctx := runService(t, svc)
+	ask := endWithCallback(t, ctx, svc, rc.srv.URL)
 	var rec Record
 	waitFor(t, "the callback delivered", func() bool {
 		rec, _ = svc.store.Get(ctx, ask.ID)
@@ -465,12 +492,7 @@ func TestDispatcherDeliversCallbacks(t *testing.T) {
 	})
 	// Another ask's delivery is a later event: by then the first one's
 	// would have been sent again if it were.
-	other, _ := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
-	svc.Withdraw(ctx, other.ID)
-	waitFor(t, "the second callback delivered", func() bool {
-		r, _ := svc.store.Get(ctx, other.ID)
-		return !r.Callback.Delivered.IsZero()
-	})
+	deliverAnother(t, ctx, svc, rc.srv.URL)
 	if n, bad := rc.requests(); n != 3 || bad != 0 || rec.Callback.Attempts != 2 {
 		t.Fatalf("%d requests (%d badly signed), %d attempts", n, bad, rec.Callback.Attempts)
 	}
@@ -490,19 +512,10 @@ func TestDispatcherRetriesReceiver4xx(t *testing.T) {
 		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
 			Schedule: webhook.Schedule{First: time.Minute, Max: time.Minute, GiveUpAfter: 24 * time.Hour, Jitter: -1}}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
-		t.Fatal(err)
-	}
+	ctx := runService(t, svc)
+	ask := endWithCallback(t, ctx, svc, rc.srv.URL)
 	// attempt waits for the nth attempt's outcome to be stored (or for
-	// the delivery to end, which a given-up 4xx did).
+	// the delivery to end, which a given-up one does).
 	attempt := func(n int) *store.Callback {
 		t.Helper()
 		var rec Record
@@ -526,12 +539,7 @@ func TestDispatcherRetriesReceiver4xx(t *testing.T) {
 	// Another ask's delivery, an hour later, is a later event: by then the
 	// first one's would have been sent again if it were.
 	clk.Advance(time.Hour)
-	other, _ := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL})
-	svc.Withdraw(ctx, other.ID)
-	waitFor(t, "the second callback delivered", func() bool {
-		r, _ := svc.store.Get(ctx, other.ID)
-		return !r.Callback.Delivered.IsZero()
-	})
+	deliverAnother(t, ctx, svc, rc.srv.URL)
 	rc.mu.Lock()
 	var first int
 	for _, body := range rc.got {
