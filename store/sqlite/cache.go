@@ -7,9 +7,9 @@ import (
 )
 
 // recordCacheSize bounds the decoded records a Store keeps: enough for the
-// asks people are answering at the same moment, small against the heap
-// (about 1.5 KB each). An unbounded or 1,024-record cache held 40 % of the
-// live heap with 10,000 pending asks, for records nobody was clicking.
+// asks people are answering at the same moment. Most pending asks are not
+// being clicked, and a larger cache would hold their records in the heap
+// for nothing (BENCHMARKS.md, "the SQLite record cache").
 const recordCacheSize = 128
 
 // recordCache keeps the record this Store last wrote for an id, decoded,
