@@ -23,9 +23,20 @@ func Missing(r Record) []string {
 		}
 		people = r.Responders
 	}
+	return Unanswered(r, people)
+}
+
+// Unanswered returns those of people who have no response in r, each
+// once, in the order given.
+func Unanswered(r Record, people []string) []string {
+	seen := make(map[string]bool, len(r.Responses)+len(people))
+	for _, x := range r.Responses {
+		seen[x.User.ID] = true
+	}
 	var out []string
 	for _, u := range people {
-		if !slices.ContainsFunc(r.Responses, func(x interaction.Response) bool { return x.User.ID == u }) {
+		if !seen[u] {
+			seen[u] = true
 			out = append(out, u)
 		}
 	}

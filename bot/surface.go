@@ -277,20 +277,10 @@ func (b *Bot) teamMissing(ctx context.Context, r asks.Record) []string {
 	if missing := asks.Missing(r); missing != nil || !slices.ContainsFunc(r.Responders, interaction.IsUserGroupID) {
 		return missing
 	}
-	answered := make(map[string]bool, len(r.Responses))
-	for _, x := range r.Responses {
-		answered[x.User.ID] = true
-	}
-	var out []string
-	add := func(u string) {
-		if !answered[u] {
-			answered[u] = true // once each
-			out = append(out, u)
-		}
-	}
+	var people []string
 	for _, id := range r.Responders {
 		if !interaction.IsUserGroupID(id) {
-			add(id)
+			people = append(people, id)
 			continue
 		}
 		members, err := b.Members(ctx, id)
@@ -298,11 +288,9 @@ func (b *Bot) teamMissing(ctx context.Context, r asks.Record) []string {
 			b.log.Warn().Err(err).Str("ask", r.ID).Str("group", id).Msg("reminder: could not read the group's members; not mentioning them")
 			continue
 		}
-		for _, m := range members {
-			add(m)
-		}
+		people = append(people, members...)
 	}
-	return out
+	return asks.Unanswered(r, people)
 }
 
 // maxReminded bounds the people a team reminder mentions one by one; the
