@@ -486,6 +486,9 @@ func TestDshQuestionAnsweredInSlack(t *testing.T) {
 	defer host.Close()
 	h := start(t, withConfig(func(c *config.Config) { c.DshURL = host.URL }))
 	ctx := ctxT(t)
+	// A title is a live projection frame the host does not replay to a
+	// client that connects later, so it is sent once the bridge listens.
+	waitUntil(t, "the bridge's mux connection", 10*time.Second, func() bool { return host.Clients() == 1 })
 	host.SetTitle("s1", "Refactor the parser")
 	q1 := question("approach", "Which approach?", "Rewrite", "Patch")
 	rpc1 := host.Ask("s1", []interaction.Question{q1})
