@@ -54,12 +54,6 @@ type Config struct {
 	// that times out may still have landed: its ask is kept and the
 	// message looked for (resolvePost).
 	PostTimeout time.Duration
-	// SoleProcess says no other process shares the store (SQLite): an
-	// ask an earlier process stored but may not have posted is posted (or
-	// its post adopted) as soon as Run starts. With replicas sharing a
-	// database such an ask may be being posted by another replica, so it
-	// is left to the dispatcher once postGrace has passed.
-	SoleProcess bool
 }
 
 // Service is the ask lifecycle. Create it with New and start its

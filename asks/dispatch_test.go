@@ -382,29 +382,53 @@ func TestDutyRunsUntilDone(t *testing.T) {
 	})
 }
 
-// A sole process (SQLite) posts an ask an earlier process left unposted as
-// soon as it starts: no other replica can be posting it.
-func TestSoleProcessPostsLeftAsksAtStart(t *testing.T) {
+// An ask an earlier process stored but had not posted when it died: its
+// post may land after the restart (Slack finishes a request whose client
+// was killed). Recovery adopts a message that is already there, posts
+// nothing at start, and a message that lands later is adopted rather than
+// posted again; only an ask whose message never came is posted, once
+// postGrace has passed.
+func TestLeftAskAdoptedAtStartPostedOnlyAfterGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := memory.New()
-		surf := newSurface()
-		svc, err := New(Config{Store: st, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop(), SoleProcess: true})
-		if err != nil {
-			t.Fatal(err)
+		r := newReplicas(t, nil)
+		ctx := context.Background()
+		left := func() Record {
+			rec, err := r.svcs[0].newRecord(ctx, interaction.AskInput{Request: twoQuestions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := r.st.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			return rec
 		}
-		rec, err := svc.newRecord(context.Background(), interaction.AskInput{Request: twoQuestions()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := svc.store.Create(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
+		there, late, never := left(), left(), left()
+		r.surf.mu.Lock()
+		r.surf.found[there.ID] = "1600000000.000001"
+		r.surf.mu.Unlock()
 		time.Sleep(time.Second) // the earlier process died a second ago
-		r := &replicas{t: t, st: st, surf: surf, svcs: []*Service{svc}}
 		r.run(0)
 		synctest.Wait()
-		if n := surf.count(&surf.posts, rec.ID); n != 1 || r.get(rec.ID).TS == "" {
-			t.Fatalf("%d posts at start, ts %q", n, r.get(rec.ID).TS)
+		if got := r.get(there.ID).TS; got != "1600000000.000001" {
+			t.Fatalf("message already there not adopted at start: ts %q", got)
+		}
+		if n := len(r.surf.posts); n != 0 {
+			t.Fatalf("%d posts at start, want none while a post may be in flight", n)
+		}
+		time.Sleep(100 * time.Millisecond) // the dead process's post lands
+		r.surf.mu.Lock()
+		r.surf.found[late.ID] = "1600000000.000002"
+		r.surf.mu.Unlock()
+		time.Sleep(postGrace + duePoll)
+		synctest.Wait()
+		if got := r.get(late.ID).TS; got != "1600000000.000002" || r.surf.count(&r.surf.posts, late.ID) != 0 {
+			t.Fatalf("late message: ts %q, %d posts; want it adopted, not posted again", got, r.surf.count(&r.surf.posts, late.ID))
+		}
+		if n := r.surf.count(&r.surf.posts, never.ID); n != 1 || r.get(never.ID).TS == "" {
+			t.Fatalf("ask never posted: %d posts after postGrace, ts %q", n, r.get(never.ID).TS)
+		}
+		if n := r.surf.count(&r.surf.posts, there.ID); n != 0 {
+			t.Fatalf("adopted ask posted %d times", n)
 		}
 	})
 }

@@ -50,12 +50,14 @@ func (s *Service) recover(ctx context.Context) {
 		return
 	}
 	for _, rec := range pending {
-		if s.cfg.SoleProcess && rec.TS == "" && rec.CreatedAt.Before(start) {
-			// Stored by an earlier process, which is gone: post it now.
-			if err := s.postLeft(ctx, rec); err != nil {
-				s.log.Error().Err(err).Str("ask", rec.ID).Msg("recover: post")
-			}
-			continue
+		if rec.TS == "" && rec.CreatedAt.Before(start) {
+			// Stored by an earlier process (or another replica) and not
+			// yet posted. Its post may still be in flight: Slack finishes
+			// a request whose client was killed, after this start. So
+			// its message is adopted now if it is there, and posted only
+			// by the dispatcher, once postGrace has passed and no post of
+			// it can be in flight; posting now could post it twice.
+			s.settle(rec, false)
 		}
 		s.recoverOne(ctx, s.fillPermalink(ctx, rec))
 	}

@@ -955,6 +955,10 @@ func (ru *run) check(ctx context.Context) {
 
 	for _, x := range synced {
 		id, status, _ := strings.Cut(x, " ")
+		if status == "unposted" {
+			add("pending ask answerable", id, 0, "60 s after the run the pending ask still has no message")
+			continue
+		}
 		add("message matches the record", id, 0, "60 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one)", status)
 	}
 
@@ -1003,9 +1007,11 @@ func (ru *run) check(ctx context.Context) {
 }
 
 // settle waits up to 60 s (a retry backing off from a 20 s outage may
-// come 30 s after it ended), before the final restart, until every ask's
-// message agrees with its record: drawn ended (no controls) once the ask
-// ended, with controls while it is pending. It returns "id status" of the
+// come 30 s after it ended; an ask a kill left unposted is posted 45 s
+// after its creation), before the final restart, until every pending ask
+// has a message and every ask's message agrees with its record: drawn
+// ended (no controls) once the ask ended, with controls while it is
+// pending. It returns "id status" of the
 // asks whose message still disagrees, so that a message update given up (rather than
 // retried until it lands) is found without a restart's resync hiding it.
 func (ru *run) settle(ctx context.Context) []string {
@@ -1018,6 +1024,11 @@ func (ru *run) settle(ctx context.Context) []string {
 		if err == nil {
 			for _, a := range listed {
 				if a.TS == "" {
+					// Left unposted by a kill: the dispatcher posts it
+					// once postGrace has passed since its creation.
+					if !a.Status.Ended() {
+						bad = append(bad, a.ID+" unposted")
+					}
 					continue
 				}
 				m, ok := ru.r.fake.Message(channel, a.TS)

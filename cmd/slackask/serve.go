@@ -115,7 +115,6 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
 		PostTimeout: hooks.postTimeout,
 		Callbacks:   asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
-		SoleProcess: !postgres.IsURL(cfg.Database),
 	})
 	if err != nil {
 		return err
