@@ -50,13 +50,14 @@ func (s *Service) recover(ctx context.Context) {
 		return
 	}
 	for _, rec := range pending {
-		if rec.TS == "" && rec.CreatedAt.Before(start) {
+		if rec.TS == "" && rec.CreatedAt.Before(start) && start.Before(rec.CreatedAt.Add(postGrace)) {
 			// Stored by an earlier process (or another replica) and not
 			// yet posted. Its post may still be in flight: Slack finishes
 			// a request whose client was killed, after this start. So
 			// its message is adopted now if it is there, and posted only
 			// by the dispatcher, once postGrace has passed and no post of
-			// it can be in flight; posting now could post it twice.
+			// it can be in flight; posting now could post it twice. (An
+			// older one is due: the dispatcher adopts or posts it now.)
 			s.settle(rec, false)
 		}
 		s.recoverOne(ctx, s.fillPermalink(ctx, rec))
