@@ -105,6 +105,26 @@ type Callback struct {
 // Done reports whether the delivery has ended (delivered or given up).
 func (c *Callback) Done() bool { return c == nil || !c.Delivered.IsZero() || c.GaveUp }
 
+// UpdateOp is one Update of a batch (Batcher): ID and Fn as Update's
+// arguments, Ctx its context; Rec and Err what Update would return.
+type UpdateOp struct {
+	Ctx context.Context
+	ID  string
+	Fn  func(*Record) error
+	Rec Record
+	Err error
+}
+
+// Batcher is a Store that can run several Updates as one write: each op
+// gets the result and makes the change it would have made alone, in the
+// order given (an op sees the ops before it), but the write is committed
+// once. An error of the database fails every op that was to be written.
+// A Store whose commit costs much more than a record's update offers it,
+// so that updates queued behind each other under load share one commit.
+type Batcher interface {
+	UpdateBatch(ops []*UpdateOp)
+}
+
 // Filter selects records for List.
 type Filter struct {
 	Status interaction.Status // empty: any

@@ -5,6 +5,8 @@ package workslots
 import (
 	"context"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/slackask/slackask/store"
@@ -43,14 +45,34 @@ func (w Slots) Release() { <-w }
 
 // Store returns st with each call run in a slot. The functions given to
 // its Update must not call the store.
-func (w Slots) Store(st store.Store) store.Store { return slottedStore{Store: st, slots: w} }
+//
+// When st is a store.Batcher, the Updates that wait for a slot are run
+// together: the first of them to get one runs every Update queued by then
+// in one UpdateBatch, and the others find theirs done. Under load the
+// queue forms exactly here, so that is where one commit is shared.
+func (w Slots) Store(st store.Store) store.Store {
+	s := &slottedStore{Store: st, slots: w}
+	s.batcher, _ = st.(store.Batcher)
+	return s
+}
 
 type slottedStore struct {
 	store.Store
-	slots Slots
+	slots   Slots
+	batcher store.Batcher // st's, or nil
+
+	mu     sync.Mutex
+	queued []*queuedUpdate // Updates waiting for a slot, in order, under mu
 }
 
-func (s slottedStore) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
+// queuedUpdate is an Update waiting in slottedStore.queued; done is closed
+// once op holds its result.
+type queuedUpdate struct {
+	op   store.UpdateOp
+	done chan struct{}
+}
+
+func (s *slottedStore) Create(ctx context.Context, r store.Record) (store.Record, bool, error) {
 	if !s.slots.Acquire(ctx) {
 		return store.Record{}, false, ctx.Err()
 	}
@@ -58,7 +80,7 @@ func (s slottedStore) Create(ctx context.Context, r store.Record) (store.Record,
 	return s.Store.Create(ctx, r)
 }
 
-func (s slottedStore) Get(ctx context.Context, id string) (store.Record, error) {
+func (s *slottedStore) Get(ctx context.Context, id string) (store.Record, error) {
 	if !s.slots.Acquire(ctx) {
 		return store.Record{}, ctx.Err()
 	}
@@ -66,15 +88,63 @@ func (s slottedStore) Get(ctx context.Context, id string) (store.Record, error) 
 	return s.Store.Get(ctx, id)
 }
 
-func (s slottedStore) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
-	if !s.slots.Acquire(ctx) {
-		return store.Record{}, ctx.Err()
+func (s *slottedStore) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
+	if s.batcher == nil {
+		if !s.slots.Acquire(ctx) {
+			return store.Record{}, ctx.Err()
+		}
+		defer s.slots.Release()
+		return s.Store.Update(ctx, id, fn)
 	}
-	defer s.slots.Release()
-	return s.Store.Update(ctx, id, fn)
+	u := &queuedUpdate{op: store.UpdateOp{Ctx: ctx, ID: id, Fn: fn}, done: make(chan struct{})}
+	s.mu.Lock()
+	s.queued = append(s.queued, u)
+	s.mu.Unlock()
+	select {
+	case s.slots <- struct{}{}:
+		s.runQueued()
+		s.slots.Release()
+	case <-u.done:
+	case <-ctx.Done():
+		if s.unqueue(u) {
+			return store.Record{}, ctx.Err()
+		}
+	}
+	<-u.done // run by this goroutine, or another that had a slot
+	return u.op.Rec, u.op.Err
 }
 
-func (s slottedStore) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
+// runQueued runs every queued Update in one batch (in a slot).
+func (s *slottedStore) runQueued() {
+	s.mu.Lock()
+	batch := s.queued
+	s.queued = nil
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return // another goroutine with a slot ran them
+	}
+	ops := make([]*store.UpdateOp, len(batch))
+	for i, u := range batch {
+		ops[i] = &u.op
+	}
+	s.batcher.UpdateBatch(ops)
+	for _, u := range batch {
+		close(u.done)
+	}
+}
+
+// unqueue takes u out of the queue; false when a batch took it first.
+func (s *slottedStore) unqueue(u *queuedUpdate) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.queued, u); i >= 0 {
+		s.queued = slices.Delete(s.queued, i, i+1)
+		return true
+	}
+	return false
+}
+
+func (s *slottedStore) List(ctx context.Context, f store.Filter) ([]store.Record, error) {
 	if !s.slots.Acquire(ctx) {
 		return nil, ctx.Err()
 	}
@@ -82,7 +152,7 @@ func (s slottedStore) List(ctx context.Context, f store.Filter) ([]store.Record,
 	return s.Store.List(ctx, f)
 }
 
-func (s slottedStore) Pending(ctx context.Context) ([]store.Record, error) {
+func (s *slottedStore) Pending(ctx context.Context) ([]store.Record, error) {
 	if !s.slots.Acquire(ctx) {
 		return nil, ctx.Err()
 	}
@@ -90,7 +160,7 @@ func (s slottedStore) Pending(ctx context.Context) ([]store.Record, error) {
 	return s.Store.Pending(ctx)
 }
 
-func (s slottedStore) Prune(ctx context.Context, t time.Time) (int, error) {
+func (s *slottedStore) Prune(ctx context.Context, t time.Time) (int, error) {
 	if !s.slots.Acquire(ctx) {
 		return 0, ctx.Err()
 	}

@@ -2,7 +2,10 @@ package workslots
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +41,7 @@ func TestWorkSlotsLeaveAProcessorFree(t *testing.T) {
 func TestSlottedStore(t *testing.T) {
 	ctx := context.Background()
 	w := make(Slots, 1)
-	s := slottedStore{Store: memory.New(), slots: w}
+	s := w.Store(memory.New())
 	rec := store.Record{Ask: interaction.Ask{ID: "a1", Status: interaction.StatusPending, CreatedAt: time.Now()}}
 	if _, _, err := s.Create(ctx, rec); err != nil {
 		t.Fatal(err)
@@ -67,5 +70,92 @@ func TestSlottedStore(t *testing.T) {
 	ran := false
 	if _, err := s.Update(short, "a1", func(*store.Record) error { ran = true; return nil }); err == nil || ran {
 		t.Fatalf("Update without a slot: err %v, ran %v", err, ran)
+	}
+}
+
+// batchingStore is a memory store that is a store.Batcher: each batch
+// runs its ops one by one and is recorded.
+type batchingStore struct {
+	store.Store
+	mu      sync.Mutex
+	batches [][]string // the ids of each batch
+}
+
+func (b *batchingStore) UpdateBatch(ops []*store.UpdateOp) {
+	var ids []string
+	for _, op := range ops {
+		ids = append(ids, op.ID)
+		op.Rec, op.Err = b.Store.Update(op.Ctx, op.ID, op.Fn)
+	}
+	b.mu.Lock()
+	b.batches = append(b.batches, ids)
+	b.mu.Unlock()
+}
+
+// Updates that wait for a slot of a Batcher's store run as one batch, in
+// the order they came, each with its own result; one whose context ends
+// while it waits leaves the queue without running.
+func TestSlottedStoreBatchesWaitingUpdates(t *testing.T) {
+	ctx := context.Background()
+	w := make(Slots, 1)
+	bs := &batchingStore{Store: memory.New()}
+	s := w.Store(bs).(*slottedStore)
+	for _, id := range []string{"a", "b"} {
+		if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued := func(n int) {
+		for {
+			s.mu.Lock()
+			k := len(s.queued)
+			s.mu.Unlock()
+			if k == n {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	w <- struct{}{} // the slot is busy: Updates queue
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	revs := make([]int, 4)
+	update := func(i int, ctx context.Context, id string, fn func(*store.Record) error) {
+		wg.Go(func() {
+			rec, err := s.Update(ctx, id, fn)
+			revs[i], errs[i] = rec.Rev, err
+		})
+	}
+	bump := func(r *store.Record) error { r.Rev++; return nil }
+	errFn := errors.New("refused")
+	update(0, ctx, "a", bump)
+	queued(1)
+	gone, cancel := context.WithCancel(ctx)
+	update(1, gone, "b", bump)
+	queued(2)
+	update(2, ctx, "b", func(*store.Record) error { return errFn })
+	queued(3)
+	update(3, ctx, "a", bump)
+	queued(4)
+	cancel()
+	queued(3) // the cancelled one left
+	w.Release()
+	wg.Wait()
+	if want := [][]string{{"a", "b", "a"}}; !slices.EqualFunc(bs.batches, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", bs.batches, want)
+	}
+	for i, want := range []error{nil, context.Canceled, errFn, nil} {
+		if !errors.Is(errs[i], want) {
+			t.Errorf("update %d: %v, want %v", i, errs[i], want)
+		}
+	}
+	if revs[0] != 1 || revs[3] != 2 {
+		t.Fatalf("revs %v: the second update of a should see the first", revs)
+	}
+	if b, _ := s.Get(ctx, "b"); b.Rev != 0 {
+		t.Fatalf("b changed by a cancelled or refused update: Rev %d", b.Rev)
+	}
+	if len(w) != 0 {
+		t.Fatal("a slot was not released")
 	}
 }

@@ -522,59 +522,115 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 // must not call the store's write methods (they would wait for it), and it
 // holds up every other writer while it runs.
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
-	op := fmt.Sprintf("sqlite update %q", id)
-	if err := s.check(ctx); err != nil {
-		return store.Record{}, store.WrapErr(ctx, op, err)
+	op := store.UpdateOp{Ctx: ctx, ID: id, Fn: fn}
+	s.UpdateBatch([]*store.UpdateOp{&op})
+	return op.Rec, op.Err
+}
+
+// UpdateBatch implements store.Batcher: the ops run in one write
+// transaction, each as Update. A transaction's own work (the locks of the
+// WAL index, the commit's append) costs more than a record's update, so
+// updates that queued behind each other share one.
+func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
+	var todo []*store.UpdateOp
+	for _, op := range ops {
+		if err := s.check(op.Ctx); err != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			continue
+		}
+		todo = append(todo, op)
 	}
+	if len(todo) == 0 {
+		return
+	}
+	// The transaction is every op's, and so are its statements: one
+	// caller giving up must not interrupt a statement, which would roll
+	// back the others' writes. An op whose ctx is done before its turn is
+	// skipped; once begun (microseconds) it is finished.
+	ctx := context.WithoutCancel(todo[0].Ctx)
 	var (
-		out   store.Record
-		fnErr error
+		written []*store.UpdateOp
+		failed  *store.UpdateOp // the op whose statement failed
 	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		cur, err := s.current(ctx, tx, id)
-		if err != nil {
-			return err
+		var latest map[string]store.Record // written earlier in this transaction
+		for _, op := range todo {
+			if err := op.Ctx.Err(); err != nil {
+				op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
+				continue
+			}
+			cur, ok := latest[op.ID]
+			if !ok {
+				var err error
+				if cur, err = s.current(ctx, tx, op.ID); errors.Is(err, store.ErrNotFound) {
+					op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
+					continue
+				} else if err != nil {
+					failed = op
+					return err
+				}
+			}
+			next := cur // a copy of its own: shares nothing with anyone
+			if err := op.Fn(&next); err != nil {
+				op.Err = err // as is; nothing of op was written
+				continue
+			}
+			next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
+			next.Version = cur.Version + 1
+			if err := s.writeRecord(ctx, tx, cur, next); err != nil {
+				failed = op
+				return err
+			}
+			if latest == nil {
+				latest = map[string]store.Record{}
+			}
+			latest[op.ID] = next
+			// Fn may keep the pointer it was given: return a copy of our own.
+			op.Rec = store.Clone(next)
+			s.changed(next.ID, next.Version, next.Status, false)
+			written = append(written, op)
 		}
-		next := cur // a copy of its own: shares nothing with anyone
-		if err := fn(&next); err != nil {
-			fnErr = err
-			return err
-		}
-		next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
-		next.Version = cur.Version + 1
-		data, err := store.Encode(next)
-		if err != nil {
-			return err
-		}
-		var res sql.Result
-		if sameIndexedColumns(cur, next) {
-			res, err = tx.StmtContext(ctx, s.st.wUpdateRecord).ExecContext(ctx, next.Version, data, id, cur.Version)
-		} else {
-			res, err = tx.StmtContext(ctx, s.st.wUpdate).ExecContext(ctx,
-				string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
-				nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			return store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
-		}
-		// fn may keep the pointer it was given: return a copy of our own.
-		out = store.Clone(next)
-		s.changed(out.ID, out.Version, out.Status, false)
 		return nil
 	})
-	if fnErr != nil {
-		return store.Record{}, fnErr
+	if err != nil {
+		// Nothing was written: every op that was to be fails with it.
+		for _, op := range todo {
+			if op.Err == nil || op == failed {
+				op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			}
+		}
+		return
+	}
+	for _, op := range written {
+		s.records.put(op.Rec)
+	}
+}
+
+func updateOp(id string) string { return fmt.Sprintf("sqlite update %q", id) }
+
+// writeRecord writes next over cur, a compare-and-set on cur's version.
+func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, cur, next store.Record) error {
+	data, err := store.Encode(next)
+	if err != nil {
+		return err
+	}
+	var res sql.Result
+	if sameIndexedColumns(cur, next) {
+		res, err = tx.StmtContext(ctx, s.st.wUpdateRecord).ExecContext(ctx, next.Version, data, cur.ID, cur.Version)
+	} else {
+		res, err = tx.StmtContext(ctx, s.st.wUpdate).ExecContext(ctx,
+			string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
+			nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, cur.ID, cur.Version)
 	}
 	if err != nil {
-		return store.Record{}, store.WrapErr(ctx, op, err)
+		return err
 	}
-	s.records.put(out)
-	return out, nil
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, n)
+	}
+	return nil
 }
 
 // current returns the record id as it is in the database, inside the

@@ -620,3 +620,86 @@ func TestUpdateSeesAWriteBehindTheCache(t *testing.T) {
 		t.Fatalf("Update saw Rev %d, want 7 (the row's, not the cached 1)", seen)
 	}
 }
+
+// UpdateBatch commits its ops once, each with the result Update would
+// give: an op sees the ops before it, an fn's error or a done context
+// skips only that op, an unknown id is ErrNotFound; an error of the
+// database (a corrupt row) fails every op that was to be written and
+// writes none of them.
+func TestUpdateBatch(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, tempPath(t))
+	for _, id := range []string{"a", "b", "bad"} {
+		if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := make(chan store.Change, 16)
+	defer s.Watch(func(c store.Change) { changes <- c })()
+	errFn := errors.New("fn refused")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	bump := func(r *store.Record) error { r.Rev++; return nil }
+	ops := []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: bump},
+		{Ctx: ctx, ID: "b", Fn: func(*store.Record) error { return errFn }},
+		{Ctx: ctx, ID: "a", Fn: bump},
+		{Ctx: cancelled, ID: "b", Fn: bump},
+		{Ctx: ctx, ID: "nope", Fn: bump},
+	}
+	commits := s.writes.Load()
+	s.UpdateBatch(ops)
+	if n := s.writes.Load() - commits; n != 1 {
+		t.Fatalf("%d commits for one batch, want 1", n)
+	}
+	for i, want := range []error{nil, errFn, nil, context.Canceled, store.ErrNotFound} {
+		if !errors.Is(ops[i].Err, want) {
+			t.Errorf("op %d: %v, want %v", i, ops[i].Err, want)
+		}
+	}
+	if ops[0].Rec.Rev != 1 || ops[2].Rec.Rev != 2 || ops[2].Rec.Version != 3 {
+		t.Fatalf("a after the ops: Rev %d then %d (version %d), want 1 then 2 (3)", ops[0].Rec.Rev, ops[2].Rec.Rev, ops[2].Rec.Version)
+	}
+	if a, err := s.Get(ctx, "a"); err != nil || a.Rev != 2 {
+		t.Fatalf("a: Rev %d (%v), want 2", a.Rev, err)
+	}
+	if b, err := s.Get(ctx, "b"); err != nil || b.Version != 1 {
+		t.Fatalf("b: version %d (%v), want untouched", b.Version, err)
+	}
+	for _, want := range []string{"a@2", "a@3"} {
+		if c := <-changes; fmt.Sprintf("%s@%d", c.ID, c.Version) != want {
+			t.Fatalf("change %s@%d, want %s", c.ID, c.Version, want)
+		}
+	}
+
+	// A corrupt row: the database's error fails the batch.
+	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "bad", "status": ', version = version + 1 WHERE id = 'bad'`); err != nil {
+		t.Fatal(err)
+	}
+	ops = []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: bump},
+		{Ctx: ctx, ID: "b", Fn: func(*store.Record) error { return errFn }},
+		{Ctx: ctx, ID: "bad", Fn: bump},
+		{Ctx: ctx, ID: "b", Fn: bump},
+	}
+	s.UpdateBatch(ops)
+	for i, want := range []interaction.Code{interaction.Internal, "", interaction.Internal, interaction.Internal} {
+		if got := interaction.ErrorCode(ops[i].Err); ops[i].Err == nil || want != "" && got != want {
+			t.Errorf("op %d: %v, want %s", i, ops[i].Err, want)
+		}
+	}
+	if !errors.Is(ops[1].Err, errFn) {
+		t.Errorf("op 1 lost its own error: %v", ops[1].Err)
+	}
+	if a, err := s.Get(ctx, "a"); err != nil || a.Rev != 2 {
+		t.Fatalf("a: Rev %d (%v), want 2: a failed batch writes nothing", a.Rev, err)
+	}
+	// The next write is a transaction of its own; no change of the failed
+	// batch was published before it.
+	if _, err := s.Update(ctx, "b", bump); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-changes; c.ID != "b" || c.Version != 2 {
+		t.Fatalf("next change %s@%d, want b@2", c.ID, c.Version)
+	}
+}
