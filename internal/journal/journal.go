@@ -63,8 +63,10 @@ const (
 	kindDone  = 2
 	// maxData bounds one entry's data; a header claiming more is corrupt.
 	maxData = 64 << 20
-	// sizeBound is the file size past which Done truncates or compacts it.
-	sizeBound = 1 << 20
+	// sizeBound is the file size past which Done truncates or compacts it:
+	// large enough that compactions, which copy what is outstanding into
+	// a new file, stay rare under a sustained stream of clicks.
+	sizeBound = 4 << 20
 )
 
 // ErrLocked: another Journal, in this process or another, has the file open.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,7 +156,7 @@ func TestFileStaysSmall(t *testing.T) {
 	j, _ := openT(t, path)
 	frame := bytes.Repeat([]byte("x"), 4000)
 	stuck := appendT(t, j, "stuck")
-	for i := range 2000 {
+	for i := range 3 * sizeBound / len(frame) {
 		seq, err := j.Append(frame)
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +171,7 @@ func TestFileStaysSmall(t *testing.T) {
 	if err := j.Done(stuck); err != nil {
 		t.Fatal(err)
 	}
-	for range 300 {
+	for range sizeBound/len(frame) + 50 {
 		seq := appendT(t, j, string(frame))
 		if err := j.Done(seq); err != nil {
 			t.Fatal(err)
@@ -325,7 +326,11 @@ func TestKill9AfterAppend(t *testing.T) {
 	for _, e := range entries {
 		got[e.Seq] = e.Data
 	}
+	last := slices.Max(slices.Collect(maps.Keys(appended)))
 	for seq, i := range appended {
+		if seq == last && i%3 == 0 && !done[seq] && got[seq] == nil {
+			continue // killed inside Done(seq), after its record, before "done"
+		}
 		if done[seq] {
 			if _, ok := got[seq]; ok {
 				t.Errorf("entry %d was done, yet replayed", seq)
