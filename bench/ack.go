@@ -222,6 +222,10 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 			prof = make(chan error, 1)
 			path := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-ack-%d.pprof", rate))
 			go func() { prof <- p.cpuProfile(ctx, r.cfg.ackDur-time.Second, path) }()
+			if os.Getenv("BENCH_TRACE") != "" {
+				tpath := filepath.Join(r.cfg.profileDir, fmt.Sprintf("slackask-ack-%d.trace", rate))
+				go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=3", tpath) }()
+			}
 		}
 		lr := runLoad(ctx, fake, p.cmd.Process.Pid, rate, r.cfg.ackDur, action)
 		if prof != nil {

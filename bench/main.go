@@ -47,7 +47,9 @@
 //	                      tree is untouched) and save to bench/results/: CPU profiles of
 //	                      its ack loads and asks creation, heap and goroutine profiles
 //	                      at each scale level, and this driver's CPU profile;
-//	                      BENCH_PPROF_MEMRATE=N sets its runtime.MemProfileRate
+//	                      BENCH_PPROF_MEMRATE=N sets its runtime.MemProfileRate;
+//	                      with BENCH_TRACE=1 also 3 s execution traces of the answer
+//	                      latency run and of each ack rate (go tool trace -pprof=sched)
 //
 // Everything listens on 127.0.0.1 only. slackask runs as a separate
 // process built from ./cmd/slackask, so its resident memory and CPU time
