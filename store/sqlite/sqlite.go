@@ -149,6 +149,7 @@ const (
 type statements struct {
 	wByID, wVersion, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
 	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
+	wBegin, wCommit, wRollback                                                         *sql.Stmt
 	rByID, rPending, rSecret                                                           *sql.Stmt
 }
 
@@ -191,9 +192,13 @@ func (s *Store) prepare(ctx context.Context) error {
 		// up: the first one wins.
 		wSecretInsert: prep(s.w, "INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING"),
 		wSecret:       prep(s.w, selectSecret),
-		rByID:         prep(s.r, selectRecord+"WHERE id = ?"),
-		rPending:      prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
-		rSecret:       prep(s.r, selectSecret),
+		// The write transaction (write).
+		wBegin:    prep(s.w, "BEGIN IMMEDIATE"),
+		wCommit:   prep(s.w, "COMMIT"),
+		wRollback: prep(s.w, "ROLLBACK"),
+		rByID:     prep(s.r, selectRecord+"WHERE id = ?"),
+		rPending:  prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
+		rSecret:   prep(s.r, selectSecret),
 	}
 	return errors.Join(errs...)
 }
@@ -202,6 +207,7 @@ func (st *statements) close() {
 	for _, s := range []*sql.Stmt{
 		st.wByID, st.wVersion, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
+		st.wBegin, st.wCommit, st.wRollback,
 		st.rByID, st.rPending, st.rSecret,
 	} {
 		if s != nil {
@@ -341,25 +347,40 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// write runs fn in one transaction on the write connection (BEGIN
-// IMMEDIATE) and commits when fn returns nil.
+// write runs fn in one transaction on the write connection and commits
+// when fn returns nil. fn runs its statements on the prepared w*
+// statements: the write pool has exactly one connection and wmu is held
+// from BEGIN to COMMIT, so they run on that connection, inside the
+// transaction. The transaction is the connection's own (prepared BEGIN
+// IMMEDIATE and COMMIT), not database/sql's Tx: a Tx costs a context, a
+// goroutine, and a parse of BEGIN and of COMMIT per write.
 // The changes fn records with changed reach the watchers once the
 // transaction committed.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func() error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.changes = s.changes[:0]
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := s.st.wBegin.ExecContext(ctx); err != nil {
 		return err
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if err := fn(tx); err != nil {
+	committed := false
+	defer func() {
+		if !committed {
+			// Whatever of fn ran is undone, also when fn panicked, so
+			// that the next BEGIN finds no transaction open. An error
+			// here means SQLite ended the transaction itself.
+			_, _ = s.st.wRollback.ExecContext(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := fn(); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	// COMMIT is not interrupted: a caller giving up now would leave it
+	// unknown whether the write stayed.
+	if _, err := s.st.wCommit.ExecContext(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	committed = true
 	s.lastWrite.Store(time.Now().UnixNano())
 	s.writes.Add(1)
 	for _, c := range s.changes {
@@ -466,9 +487,9 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		existing store.Record
 		found    bool
 	)
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func() error {
 		if r.IdempotencyKey != "" {
-			rec, err := scanRecord(tx.StmtContext(ctx, s.st.wByKey).QueryRowContext(ctx, r.IdempotencyKey))
+			rec, err := scanRecord(s.st.wByKey.QueryRowContext(ctx, r.IdempotencyKey))
 			switch {
 			case err == nil:
 				existing, found = rec, true
@@ -478,13 +499,13 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 			}
 		}
 		var one int
-		switch err := tx.StmtContext(ctx, s.st.wExists).QueryRowContext(ctx, r.ID).Scan(&one); {
+		switch err := s.st.wExists.QueryRowContext(ctx, r.ID).Scan(&one); {
 		case err == nil:
 			return store.ErrExists
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.st.wInsert).ExecContext(ctx,
+		_, err := s.st.wInsert.ExecContext(ctx,
 			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
 		if err == nil {
@@ -552,7 +573,7 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 		written []*store.UpdateOp
 		failed  *store.UpdateOp // the op whose statement failed
 	)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func() error {
 		var latest map[string]store.Record // written earlier in this transaction
 		for _, op := range todo {
 			if err := op.Ctx.Err(); err != nil {
@@ -562,7 +583,7 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			cur, ok := latest[op.ID]
 			if !ok {
 				var err error
-				if cur, err = s.current(ctx, tx, op.ID); errors.Is(err, store.ErrNotFound) {
+				if cur, err = s.current(ctx, op.ID); errors.Is(err, store.ErrNotFound) {
 					op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
 					continue
 				} else if err != nil {
@@ -577,7 +598,7 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			}
 			next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
 			next.Version = cur.Version + 1
-			if err := s.writeRecord(ctx, tx, cur, next); err != nil {
+			if err := s.writeRecord(ctx, cur, next); err != nil {
 				failed = op
 				return err
 			}
@@ -609,16 +630,16 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 func updateOp(id string) string { return fmt.Sprintf("sqlite update %q", id) }
 
 // writeRecord writes next over cur, a compare-and-set on cur's version.
-func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, cur, next store.Record) error {
+func (s *Store) writeRecord(ctx context.Context, cur, next store.Record) error {
 	data, err := store.Encode(next)
 	if err != nil {
 		return err
 	}
 	var res sql.Result
 	if sameIndexedColumns(cur, next) {
-		res, err = tx.StmtContext(ctx, s.st.wUpdateRecord).ExecContext(ctx, next.Version, data, cur.ID, cur.Version)
+		res, err = s.st.wUpdateRecord.ExecContext(ctx, next.Version, data, cur.ID, cur.Version)
 	} else {
-		res, err = tx.StmtContext(ctx, s.st.wUpdate).ExecContext(ctx,
+		res, err = s.st.wUpdate.ExecContext(ctx,
 			string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
 			nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, cur.ID, cur.Version)
 	}
@@ -634,13 +655,13 @@ func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, cur, next store.Rec
 }
 
 // current returns the record id as it is in the database, inside the
-// write transaction tx; store.ErrNotFound when there is no such row. The
+// write transaction; store.ErrNotFound when there is no such row. The
 // record this Store last wrote for id is used when the row still has its
 // version (recordCache); else the row is read and decoded.
-func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Record, error) {
+func (s *Store) current(ctx context.Context, id string) (store.Record, error) {
 	if r, ok := s.records.get(id); ok {
 		var v int64
-		err := tx.StmtContext(ctx, s.st.wVersion).QueryRowContext(ctx, id).Scan(&v)
+		err := s.st.wVersion.QueryRowContext(ctx, id).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.Record{}, store.ErrNotFound
 		}
@@ -651,7 +672,7 @@ func (s *Store) current(ctx context.Context, tx *sql.Tx, id string) (store.Recor
 			return r, nil
 		}
 	}
-	r, err := scanRecord(tx.StmtContext(ctx, s.st.wByID).QueryRowContext(ctx, id))
+	r, err := scanRecord(s.st.wByID.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, store.ErrNotFound
 	}
@@ -672,12 +693,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.check(ctx); err != nil {
 		return store.WrapErr(ctx, op, err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func() error {
 		var (
 			version int64
 			status  string
 		)
-		err := tx.StmtContext(ctx, s.st.wDelete).QueryRowContext(ctx, id).Scan(&version, &status)
+		err := s.st.wDelete.QueryRowContext(ctx, id).Scan(&version, &status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -768,9 +789,9 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 		return 0, store.WrapErr(ctx, op, err)
 	}
 	n := 0
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func() error {
 		n = 0
-		rows, err := tx.StmtContext(ctx, s.st.wPrune).QueryContext(ctx, nanos(t))
+		rows, err := s.st.wPrune.QueryContext(ctx, nanos(t))
 		if err != nil {
 			return err
 		}
@@ -808,11 +829,11 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		fresh := make([]byte, secretLen)
 		_, _ = rand.Read(fresh) // never fails (crypto/rand)
-		err = s.write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.StmtContext(ctx, s.st.wSecretInsert).ExecContext(ctx, name, fresh, time.Now().UnixNano()); err != nil {
+		err = s.write(ctx, func() error {
+			if _, err := s.st.wSecretInsert.ExecContext(ctx, name, fresh, time.Now().UnixNano()); err != nil {
 				return err
 			}
-			return tx.StmtContext(ctx, s.st.wSecret).QueryRowContext(ctx, name).Scan(&k)
+			return s.st.wSecret.QueryRowContext(ctx, name).Scan(&k)
 		})
 	}
 	if err != nil {
@@ -835,15 +856,15 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	}
 	wake := time.Unix(0, nanos(now.Add(lease)))
 	var out []store.Record
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.StmtContext(ctx, s.st.wDue).QueryContext(ctx, nanos(now), limit)
+	err := s.write(ctx, func() error {
+		rows, err := s.st.wDue.QueryContext(ctx, nanos(now), limit)
 		if err != nil {
 			return err
 		}
 		if out, err = scanRecords(rows); err != nil {
 			return err
 		}
-		claim := tx.StmtContext(ctx, s.st.wClaim)
+		claim := s.st.wClaim
 		for i := range out {
 			if _, err := claim.ExecContext(ctx, nanos(wake), out[i].ID); err != nil {
 				return err
@@ -871,9 +892,9 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 		return false, store.WrapErr(ctx, op, err)
 	}
 	held := false
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func() error {
 		if ttl <= 0 {
-			_, err := tx.StmtContext(ctx, s.st.wLeaseDel).ExecContext(ctx, name, holder)
+			_, err := s.st.wLeaseDel.ExecContext(ctx, name, holder)
 			return err
 		}
 		now := time.Now()
@@ -881,7 +902,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 			cur     string
 			expires int64
 		)
-		err := tx.StmtContext(ctx, s.st.wLease).QueryRowContext(ctx, name).Scan(&cur, &expires)
+		err := s.st.wLease.QueryRowContext(ctx, name).Scan(&cur, &expires)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -889,7 +910,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 		case cur != holder && nanos(now) < expires:
 			return nil
 		}
-		if _, err := tx.StmtContext(ctx, s.st.wLeaseSet).ExecContext(ctx, name, holder, nanos(now.Add(ttl))); err != nil {
+		if _, err := s.st.wLeaseSet.ExecContext(ctx, name, holder, nanos(now.Add(ttl))); err != nil {
 			return err
 		}
 		held = true

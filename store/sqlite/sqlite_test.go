@@ -703,3 +703,42 @@ func TestUpdateBatch(t *testing.T) {
 		t.Fatalf("next change %s@%d, want b@2", c.ID, c.Version)
 	}
 }
+
+// A write whose fn fails after writing, or panics, leaves nothing of it
+// and no transaction open: the next write commits on its own.
+func TestWriteUndoesAFailedFn(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, tempPath(t))
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	bump := func() error {
+		_, err := s.w.ExecContext(ctx, `UPDATE asks SET version = version + 100 WHERE id = 'a'`)
+		return err
+	}
+	errFn := errors.New("refused")
+	if err := s.write(ctx, func() error {
+		if err := bump(); err != nil {
+			return err
+		}
+		return errFn
+	}); !errors.Is(err, errFn) {
+		t.Fatalf("write: %v, want the fn's error", err)
+	}
+	func() {
+		defer func() { _ = recover() }()
+		_ = s.write(ctx, func() error {
+			_ = bump()
+			panic("fn panicked")
+		})
+	}()
+	if a, err := s.Get(ctx, "a"); err != nil || a.Version != 1 {
+		t.Fatalf("a: version %d (%v), want 1: the failed writes were undone", a.Version, err)
+	}
+	if _, err := s.Update(ctx, "a", func(r *store.Record) error { r.Rev = 1; return nil }); err != nil {
+		t.Fatalf("a write after them: %v", err)
+	}
+	if a, err := s.Get(ctx, "a"); err != nil || a.Version != 2 || a.Rev != 1 {
+		t.Fatalf("a: version %d Rev %d (%v), want 2 and 1", a.Version, a.Rev, err)
+	}
+}
