@@ -1011,8 +1011,8 @@ func (ru *run) check(ctx context.Context) {
 // after its creation), before the final restart, until every pending ask
 // has a message and every ask's message agrees with its record: drawn
 // ended (no controls) once the ask ended, with controls while it is
-// pending. It returns "id status" of the
-// asks whose message still disagrees, so that a message update given up (rather than
+// pending. It returns "id status" of the asks whose message still
+// disagrees ("id unposted" for a pending ask without one), so that a message update given up (rather than
 // retried until it lands) is found without a restart's resync hiding it.
 func (ru *run) settle(ctx context.Context) []string {
 	deadline := time.Now().Add(60 * time.Second)

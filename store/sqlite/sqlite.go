@@ -570,11 +570,10 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 	// skipped; once begun (microseconds) it is finished.
 	ctx := context.WithoutCancel(todo[0].Ctx)
 	var (
-		written []*store.UpdateOp
-		failed  *store.UpdateOp // the op whose statement failed
+		latest map[string]store.Record // each id as the ops wrote it
+		failed *store.UpdateOp         // the op whose statement failed
 	)
 	err := s.write(ctx, func() error {
-		var latest map[string]store.Record // written earlier in this transaction
 		for _, op := range todo {
 			if err := op.Ctx.Err(); err != nil {
 				op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
@@ -609,7 +608,6 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			// Fn may keep the pointer it was given: return a copy of our own.
 			op.Rec = store.Clone(next)
 			s.changed(next.ID, next.Version, next.Status, false)
-			written = append(written, op)
 		}
 		return nil
 	})
@@ -622,8 +620,8 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 		}
 		return
 	}
-	for _, op := range written {
-		s.records.put(op.Rec)
+	for _, r := range latest {
+		s.records.put(r)
 	}
 }
 
@@ -864,9 +862,8 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		if out, err = scanRecords(rows); err != nil {
 			return err
 		}
-		claim := s.st.wClaim
 		for i := range out {
-			if _, err := claim.ExecContext(ctx, nanos(wake), out[i].ID); err != nil {
+			if _, err := s.st.wClaim.ExecContext(ctx, nanos(wake), out[i].ID); err != nil {
 				return err
 			}
 			out[i].WakeAt = wake
