@@ -50,11 +50,29 @@ func (w Slots) Release() { <-w }
 // together: the first of them to get one runs every Update queued by then
 // in one UpdateBatch, and the others find theirs done. Under load the
 // queue forms exactly here, so that is where one commit is shared.
+//
+// Under sustained load the first also lingers: when the previous batch
+// ended less than busyWindow ago, it holds the slot for linger before it
+// takes the queue, so that the Updates arriving meanwhile share its
+// commit. Clicks come spread out, each one's work shorter than the gap to
+// the next, so without the wait nearly every batch is of one. After
+// idleLimit lingers in a row that gathered nothing (one caller updating in
+// sequence), a linger is tried only once every probeEvery.
 func (w Slots) Store(st store.Store) store.Store {
 	s := &slottedStore{Store: st, slots: w}
 	s.batcher, _ = st.(store.Batcher)
 	return s
 }
+
+// The linger of a Batcher's Updates (see Slots.Store). A click's store
+// work is already durable in the journal, so the wait delays no ack; it
+// delays an answer by at most linger, and only under load.
+const (
+	busyWindow = 2 * time.Millisecond
+	linger     = 500 * time.Microsecond
+	idleLimit  = 3
+	probeEvery = 20 * time.Millisecond
+)
 
 type slottedStore struct {
 	store.Store
@@ -63,6 +81,10 @@ type slottedStore struct {
 
 	mu     sync.Mutex
 	queued []*queuedUpdate // Updates waiting for a slot, in order, under mu
+	// lastEnd is when the last batch ended; lastLinger when a batch last
+	// lingered; idleLingers how many lingers in a row gathered nothing.
+	lastEnd, lastLinger time.Time
+	idleLingers         int
 }
 
 // queuedUpdate is an Update waiting in slottedStore.queued; done is closed
@@ -102,7 +124,13 @@ func (s *slottedStore) Update(ctx context.Context, id string, fn func(*store.Rec
 	s.mu.Unlock()
 	select {
 	case s.slots <- struct{}{}:
-		s.runQueued()
+		// The wait is bounded and not the caller's to cut short: the
+		// queue holds other callers' Updates, which this one runs.
+		lingered := s.shouldLinger(time.Now())
+		if lingered {
+			time.Sleep(linger)
+		}
+		s.runQueued(lingered)
 		s.slots.Release()
 	case <-u.done:
 	case <-ctx.Done():
@@ -114,12 +142,40 @@ func (s *slottedStore) Update(ctx context.Context, id string, fn func(*store.Rec
 	return u.op.Rec, u.op.Err
 }
 
-// runQueued runs every queued Update in one batch (in a slot).
-func (s *slottedStore) runQueued() {
+// shouldLinger reports whether a slot's winner, at now, lingers before it
+// runs the queue (see Slots.Store), and notes the try.
+func (s *slottedStore) shouldLinger(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastEnd.IsZero() || now.Sub(s.lastEnd) >= busyWindow {
+		return false
+	}
+	if s.idleLingers >= idleLimit && now.Sub(s.lastLinger) < probeEvery {
+		return false
+	}
+	s.lastLinger = now
+	return true
+}
+
+// runQueued runs every queued Update in one batch (in a slot); lingered
+// tells whether the batch was waited for.
+func (s *slottedStore) runQueued(lingered bool) {
 	s.mu.Lock()
 	batch := s.queued
 	s.queued = nil
+	switch {
+	case !lingered:
+	case len(batch) <= 1:
+		s.idleLingers++
+	default:
+		s.idleLingers = 0
+	}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.lastEnd = time.Now()
+		s.mu.Unlock()
+	}()
 	if len(batch) == 0 {
 		return // another goroutine with a slot ran them
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
@@ -158,4 +159,78 @@ func TestSlottedStoreBatchesWaitingUpdates(t *testing.T) {
 	if len(w) != 0 {
 		t.Fatal("a slot was not released")
 	}
+}
+
+// Under load the slot's winner lingers so that Updates arriving meanwhile
+// share its batch; an Update in a quiet moment runs at once, and so does
+// one caller's in sequence once its lingers have gathered nothing, but for
+// a probe every probeEvery.
+func TestSlottedStoreLingersUnderLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		bs := &batchingStore{Store: memory.New()}
+		s := make(Slots, 1).Store(bs)
+		for _, id := range []string{"a", "b"} {
+			if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now()}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bump := func(r *store.Record) error { r.Rev++; return nil }
+		// took runs an Update of id and returns how long it took.
+		took := func(id string) time.Duration {
+			start := time.Now()
+			if _, err := s.Update(ctx, id, bump); err != nil {
+				t.Error(err)
+			}
+			return time.Since(start)
+		}
+		if d := took("a"); d != 0 { // the first batch: nothing before it
+			t.Fatalf("the first update took %v", d)
+		}
+		// Load: an Update right after a batch lingers, and one that
+		// comes 100 µs later joins it.
+		var wg sync.WaitGroup
+		var lingered time.Duration
+		wg.Go(func() { lingered = took("a") })
+		wg.Go(func() {
+			time.Sleep(100 * time.Microsecond)
+			took("b")
+		})
+		wg.Wait()
+		if lingered != linger {
+			t.Fatalf("the update under load took %v, want the linger %v", lingered, linger)
+		}
+		if want := [][]string{{"a"}, {"a", "b"}}; !slices.EqualFunc(bs.batches, want, slices.Equal) {
+			t.Fatalf("batches %v, want %v", bs.batches, want)
+		}
+		// One caller in sequence: idleLimit lingers gather nothing …
+		var lastLinger time.Time
+		for range idleLimit {
+			lastLinger = time.Now()
+			if d := took("a"); d != linger {
+				t.Fatalf("an update in sequence took %v, want the linger %v", d, linger)
+			}
+		}
+		// … then its Updates run at once, a millisecond apart (busy all
+		// the same), until a probe lingers probeEvery after the last.
+		for {
+			time.Sleep(time.Millisecond)
+			start := time.Now()
+			d := took("b")
+			if d == 0 {
+				continue
+			}
+			if d != linger || start.Sub(lastLinger) < probeEvery || start.Sub(lastLinger) > probeEvery+2*time.Millisecond {
+				t.Fatalf("a probe of %v, %v after the last linger; want %v after %v", d, start.Sub(lastLinger), linger, probeEvery)
+			}
+			break
+		}
+		time.Sleep(busyWindow)
+		if d := took("a"); d != 0 { // quiet: the last batch ended a while ago
+			t.Fatalf("an update after a quiet spell took %v", d)
+		}
+		if a, _ := s.Get(ctx, "a"); a.Rev != 3+idleLimit {
+			t.Fatalf("a.Rev = %d, want %d", a.Rev, 3+idleLimit)
+		}
+	})
 }
