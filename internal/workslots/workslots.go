@@ -51,13 +51,14 @@ func (w Slots) Release() { <-w }
 // in one UpdateBatch, and the others find theirs done. Under load the
 // queue forms exactly here, so that is where one commit is shared.
 //
-// Under sustained load the first also lingers: when the previous batch
-// ended less than busyWindow ago, it holds the slot for linger before it
-// takes the queue, so that the Updates arriving meanwhile share its
+// Under sustained concurrent load the first also lingers: when the
+// previous batch ended less than busyWindow ago and a batch of more than
+// one ran less than crowdWindow ago, it holds the slot for linger before
+// it takes the queue, so that the Updates arriving meanwhile share its
 // commit. Clicks come spread out, each one's work shorter than the gap to
-// the next, so without the wait nearly every batch is of one. After
-// idleLimit lingers in a row that gathered nothing (one caller updating in
-// sequence), a linger is tried only once every probeEvery.
+// the next, so without the wait most batches are of one even at thousands
+// a second. One caller updating in sequence (a person's clicks on one
+// ask, a script) never makes a batch of two, and never waits.
 func (w Slots) Store(st store.Store) store.Store {
 	s := &slottedStore{Store: st, slots: w}
 	s.batcher, _ = st.(store.Batcher)
@@ -68,10 +69,9 @@ func (w Slots) Store(st store.Store) store.Store {
 // work is already durable in the journal, so the wait delays no ack; it
 // delays an answer by at most linger, and only under load.
 const (
-	busyWindow = 2 * time.Millisecond
-	linger     = 500 * time.Microsecond
-	idleLimit  = 3
-	probeEvery = 20 * time.Millisecond
+	busyWindow  = 2 * time.Millisecond
+	crowdWindow = 5 * time.Millisecond
+	linger      = 500 * time.Microsecond
 )
 
 type slottedStore struct {
@@ -81,10 +81,9 @@ type slottedStore struct {
 
 	mu     sync.Mutex
 	queued []*queuedUpdate // Updates waiting for a slot, in order, under mu
-	// lastEnd is when the last batch ended; lastLinger when a batch last
-	// lingered; idleLingers how many lingers in a row gathered nothing.
-	lastEnd, lastLinger time.Time
-	idleLingers         int
+	// lastEnd is when the last batch ended, lastCrowd when the last batch
+	// of more than one began.
+	lastEnd, lastCrowd time.Time
 }
 
 // queuedUpdate is an Update waiting in slottedStore.queued; done is closed
@@ -126,11 +125,10 @@ func (s *slottedStore) Update(ctx context.Context, id string, fn func(*store.Rec
 	case s.slots <- struct{}{}:
 		// The wait is bounded and not the caller's to cut short: the
 		// queue holds other callers' Updates, which this one runs.
-		lingered := s.shouldLinger(time.Now())
-		if lingered {
+		if s.shouldLinger(time.Now()) {
 			time.Sleep(linger)
 		}
-		s.runQueued(lingered)
+		s.runQueued()
 		s.slots.Release()
 	case <-u.done:
 	case <-ctx.Done():
@@ -143,32 +141,21 @@ func (s *slottedStore) Update(ctx context.Context, id string, fn func(*store.Rec
 }
 
 // shouldLinger reports whether a slot's winner, at now, lingers before it
-// runs the queue (see Slots.Store), and notes the try.
+// runs the queue (see Slots.Store).
 func (s *slottedStore) shouldLinger(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.lastEnd.IsZero() || now.Sub(s.lastEnd) >= busyWindow {
-		return false
-	}
-	if s.idleLingers >= idleLimit && now.Sub(s.lastLinger) < probeEvery {
-		return false
-	}
-	s.lastLinger = now
-	return true
+	return !s.lastEnd.IsZero() && now.Sub(s.lastEnd) < busyWindow &&
+		!s.lastCrowd.IsZero() && now.Sub(s.lastCrowd) < crowdWindow
 }
 
-// runQueued runs every queued Update in one batch (in a slot); lingered
-// tells whether the batch was waited for.
-func (s *slottedStore) runQueued(lingered bool) {
+// runQueued runs every queued Update in one batch (in a slot).
+func (s *slottedStore) runQueued() {
 	s.mu.Lock()
 	batch := s.queued
 	s.queued = nil
-	switch {
-	case !lingered:
-	case len(batch) <= 1:
-		s.idleLingers++
-	default:
-		s.idleLingers = 0
+	if len(batch) > 1 {
+		s.lastCrowd = time.Now()
 	}
 	s.mu.Unlock()
 	defer func() {
