@@ -65,9 +65,11 @@ func (w Slots) Store(st store.Store) store.Store {
 	return s
 }
 
-// The linger of a Batcher's Updates (see Slots.Store). A click's store
-// work is already durable in the journal, so the wait delays no ack; it
-// delays an answer by at most linger, and only under load.
+// The linger of a Batcher's Updates (see Slots.Store). It happens only
+// under load, and adds at most linger to what waits for it: a click's
+// answer (its ack does not wait: the click is durable in the journal
+// first), and the slot's other work meanwhile, among it the decode and
+// store write a modal submission's ack waits for.
 const (
 	busyWindow  = 2 * time.Millisecond
 	crowdWindow = 5 * time.Millisecond
