@@ -6,8 +6,8 @@ import (
 )
 
 // abResults is the A/B of the new build against BENCH_OLD_BIN: ack
-// latency and answer latency with the two builds taking turns in one
-// fake, and one scale level (pending asks, resident memory) per build
+// latency and answer latency with the two builds taking turns in short
+// slices (abslices.go), and one scale level (pending asks, resident memory) per build
 // and repetition, alternating.
 type abResults struct {
 	Ack   *ackResults             `json:"-"`
@@ -17,14 +17,14 @@ type abResults struct {
 }
 
 // abBench runs the A/B. Both builds run the same loads at the same rates,
-// alternating (old first in every other repetition). With scaleOnly it
+// in turns (old first in every other turn). With scaleOnly it
 // runs only the scale levels (BENCH_ONLY=ab-scale).
 func (r *rig) abBench(ctx context.Context, scaleOnly bool) (*abResults, error) {
 	res := &abResults{Scale: map[string][]scaleLevel{}, Level: r.cfg.abLevel, Rates: r.cfg.abRates}
 	builds := []string{targetSlackask, targetOld}
 	res.Ack = newAckResults() // stays empty with scaleOnly: no ack rows
 	if !scaleOnly {
-		ack, err := r.ackBench(ctx, ackRun{targets: builds, rates: r.cfg.abRates, answers: true})
+		ack, err := r.abAckSliced(ctx, abSliceRun{slices: r.cfg.abSlices, sliceDur: r.cfg.abSliceDur, rates: r.cfg.abRates, answers: r.cfg.answers})
 		res.Ack = ack
 		if err != nil {
 			return res, err

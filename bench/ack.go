@@ -44,6 +44,9 @@ type ackResults struct {
 	answersClick map[string][]latency
 	errs         map[string]string // target → why it could not run
 	asks         int               // asks the envelopes act on
+	// halves: for the sliced A/B, each build's ack samples per rate from
+	// the first and from the second half of its slices.
+	halves map[string]map[int][2][]time.Duration
 }
 
 // newAckResults returns empty results.
@@ -262,8 +265,14 @@ func (r *rig) ackTarget(ctx context.Context, fake *slackfake.Server, target, db 
 // the payload from the person's client state (fromClick). The next ask
 // follows once the message shows the answer.
 func answerSamples(ctx context.Context, fake *slackfake.Server, a *api, n int) (out, fromClick []time.Duration, err error) {
+	return answerSamplesFrom(ctx, fake, a, 0, n)
+}
+
+// answerSamplesFrom is answerSamples for the asks from..from+n-1 of
+// typicalAsk, so that turns of one build take different people and asks.
+func answerSamplesFrom(ctx context.Context, fake *slackfake.Server, a *api, from, n int) (out, fromClick []time.Duration, err error) {
 	out = make([]time.Duration, 0, n)
-	for i := range n {
+	for i := from; i < from+n; i++ {
 		ask, err := a.create(ctx, typicalAsk(i))
 		if err != nil {
 			return out, fromClick, err

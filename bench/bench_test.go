@@ -135,7 +135,10 @@ func TestAckSmoke(t *testing.T) {
 // TestBenchSmoke builds slackask and the floor and runs the ack benchmark
 // against both for 1 s at 50/s, with a few answer-latency samples. It is
 // skipped with -short.
-func TestBenchSmoke(t *testing.T) {
+// smokeBinaries builds slackask and the ackers into a test directory;
+// it skips with -short.
+func smokeBinaries(t *testing.T) (string, binaries) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds ./cmd/slackask and ./bench/floor; skipped with -short")
 	}
@@ -144,6 +147,11 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, bins
+}
+
+func TestBenchSmoke(t *testing.T) {
+	dir, bins := smokeBinaries(t)
 	cfg := quickConfig()
 	cfg.rates, cfg.ackDur, cfg.warmup, cfg.pause, cfg.ackAsks, cfg.answers = []int{50}, time.Second, 200*time.Millisecond, 100*time.Millisecond, 5, 5
 	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: t.Logf}
@@ -239,5 +247,40 @@ func TestABScaleOnlyReport(t *testing.T) {
 	}
 	if strings.Contains(md, "ack p99") {
 		t.Fatalf("ack rows without ack measurements in:\n%s", md)
+	}
+}
+
+// The A/B's latencies in turns (abslices.go), with this build as both
+// sides: every turn's acks are pooled into its build's result, the halves
+// hold the first and the second half of them, and the answers add up.
+func TestABSlicedSmoke(t *testing.T) {
+	dir, bins := smokeBinaries(t)
+	bins.old = bins.slackask
+	cfg := quickConfig()
+	cfg.warmup, cfg.pause, cfg.ackAsks = 200*time.Millisecond, 100*time.Millisecond, 5
+	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: t.Logf}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{targetSlackask, targetOld} {
+		runs := res.runs[b][50]
+		if len(runs) != 1 || runs[0].errors > 0 || runs[0].lat.N != 4*15 || runs[0].sent != 4*15 {
+			t.Fatalf("%s: %+v", b, runs)
+		}
+		h := res.halves[b][50]
+		if len(h[0]) != 2*15 || len(h[1]) != 2*15 {
+			t.Fatalf("%s: halves of %d and %d acks, want 30 each", b, len(h[0]), len(h[1]))
+		}
+		if a := res.answers[b]; len(a) != 1 || a[0].N != 8 {
+			t.Fatalf("%s: answers %+v", b, a)
+		}
+	}
+	ab := &abResults{Ack: res, Rates: []int{50}, Scale: map[string][]scaleLevel{}}
+	md := (&report{AB: ab, cfg: cfg, Reps: 1}).markdown()
+	if !strings.Contains(md, "first and in the second half of the turns") {
+		t.Fatalf("report without the halves:\n%s", md)
 	}
 }

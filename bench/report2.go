@@ -219,8 +219,8 @@ func (r *report) abMarkdown(w writer) []target {
 	a := ab.Ack
 	var targets []target
 	w("### A/B: this build against the old one, in one run\n\n")
-	w("Both builds run the same loads against one fake, taking turns (the old one first in every other repetition), each on its own database with its own 100 posted asks. Ack: the select changes of the capacity search, %v per rate; answer: %d asks per repetition as in \"Answer latency\"; median over %d repetition(s). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
-		r.cfg.ackDur, r.cfg.answers, r.Reps, ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
+	w("Both builds are up at once, each with its own fake and its own database with its own %d posted asks, and take turns: %d turns each, the first of each pair alternating, each turn starting once the build before it is idle (bench/abslices.go). Ack: the select changes of the capacity search, %v per turn and rate, all of a build's acks at a rate pooled into one p50 and p99; answer: %d asks per build in all, %d per turn, as in \"Answer latency\". Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
+		r.cfg.ackAsks, r.cfg.abSlices, r.cfg.abSliceDur, r.cfg.answers, max(1, r.cfg.answers/max(1, r.cfg.abSlices)), ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
 	w("| measure | old | new | new ÷ old |\n|---|---:|---:|---:|\n")
 	row := func(what string, old, nw float64, unit string, target bool) {
 		x := nw / old
@@ -269,6 +269,15 @@ func (r *report) abMarkdown(w writer) []target {
 		if oc, nc := pick(o, cut), pick(n, cut); oc+nc > 0 {
 			w("| long-polling callers cut while connecting (of %d) | %.0f | %.0f | |\n", min(ab.Level, r.cfg.pollers), oc, nc)
 		}
+	}
+	w("\n")
+	for _, rate := range ab.Rates {
+		oh, nh := a.halves[targetOld][rate], a.halves[targetSlackask][rate]
+		if len(oh[0]) == 0 || len(oh[1]) == 0 || len(nh[0]) == 0 || len(nh[1]) == 0 {
+			continue
+		}
+		h1, h2 := msf(summarize(nh[0]).P99)/msf(summarize(oh[0]).P99), msf(summarize(nh[1]).P99)/msf(summarize(oh[1]).P99)
+		w("Ack p99 at %d/s, new ÷ old, in the first and in the second half of the turns: %.2f×, %.2f×.\n", rate, h1, h2)
 	}
 	w("\n")
 	return targets
