@@ -5,12 +5,18 @@
 //
 // # Durability
 //
-// Append returns once its record was handed to the kernel in one write(2):
-// from then on it survives the death of the process (kill -9, panic, OOM),
-// but not an operating-system crash or power cut, which may lose the last
-// records written (the file is not synced). That is the guarantee of the
-// SQLite store next to it (WAL with synchronous=NORMAL): a journal that
-// synced every record would buy nothing the database keeps.
+// Append returns once its record is in the kernel's page cache: copied into
+// the file's shared memory mapping (unix), or handed over in one pwrite(2)
+// where there is no mapping. From then on it survives the death of the
+// process (kill -9, panic, OOM), but not an operating-system crash or
+// power cut, which may lose the last records written (the file is not
+// synced). That is the guarantee of the SQLite store next to it (WAL with
+// synchronous=NORMAL): a journal that synced every record would buy
+// nothing the database keeps.
+//
+// The mapping is there for the ack's sake: Append runs on the Socket Mode
+// reader's path before each ack, and a copy into the mapping takes no
+// system call (BENCHMARKS.md, "the journal mapped").
 //
 // # Format
 //
@@ -26,13 +32,25 @@
 // Open cuts it and everything after it off (a write torn by a crash can
 // only be the last one) and reports how many bytes it cut (Cut).
 //
+// A header of 17 zero bytes ends the records too (no record has seq 0),
+// and what follows it is not read. A mapped journal keeps its file longer
+// than its records: it writes a zero header after each record before the
+// record itself, and starts over from the front by writing one there, so
+// what follows the records is zero room or records of before a restart.
+//
 // # Size
 //
-// Done appends a done record. When no entry is outstanding and the file is
-// over sizeBound, it is truncated to nothing; when entries are outstanding
-// but take less than a quarter of the file, they are copied to a new file
-// that replaces it (rename), so one entry that is never done cannot make
-// the file grow without end.
+// Done appends a done record. When no entry is outstanding and the records
+// are over sizeBound, the journal starts over: a file written with pwrite
+// is truncated, a mapped one gets a zero header at the front and keeps
+// its pages in the page cache. Past compactBound, when the outstanding
+// entries take less than a quarter of the records, they are copied to a
+// new file that replaces it (rename), so one entry that is never done
+// cannot make the file grow without end. The two bounds are apart so that
+// under a stream of clicks, where a few are in flight at most moments,
+// the cheap start-over happens at the first moment none is, and the
+// compaction (a new file, and page faults in its fresh mapping) only when
+// entries stay outstanding.
 //
 // # One process
 //
@@ -51,6 +69,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -63,10 +82,14 @@ const (
 	kindDone  = 2
 	// maxData bounds one entry's data; a header claiming more is corrupt.
 	maxData = 64 << 20
-	// sizeBound is the file size past which Done truncates or compacts it:
-	// large enough that compactions, which copy what is outstanding into
-	// a new file, stay rare under a sustained stream of clicks.
-	sizeBound = 4 << 20
+	// sizeBound is the size of the records past which Done starts over
+	// when the last outstanding entry is done; compactBound the size past
+	// which it compacts (see Size in the package doc).
+	sizeBound    = 4 << 20
+	compactBound = 2 * sizeBound
+	// minRoom is the least length of a mapped file: records up to
+	// compactBound fit without growing the mapping.
+	minRoom = compactBound + sizeBound
 )
 
 // ErrLocked: another Journal, in this process or another, has the file open.
@@ -90,10 +113,14 @@ type span struct{ off, n int64 }
 type Journal struct {
 	path string
 
-	mu          sync.Mutex
-	f           *os.File // nil once closed
-	size        int64    // bytes in the file
-	next        uint64   // the next entry's seq
+	mu sync.Mutex
+	f  *os.File // nil once closed
+	// m is the file mapped shared, read-write (unix), nil where it is
+	// written with pwrite(2). Mapped, the file is len(m) bytes: the
+	// records, then a zero header (unless the records fill it).
+	m           []byte
+	size        int64  // bytes of records, from the start of the file
+	next        uint64 // the next entry's seq
 	outstanding map[uint64]span
 	live        int64  // bytes of the outstanding entries' records
 	buf         []byte // the record being written (under mu)
@@ -108,7 +135,7 @@ type Journal struct {
 // matching ErrLocked when another Journal has the file open.
 func Open(path string) (*Journal, []Entry, error) {
 	op := "journal open " + path
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -124,13 +151,19 @@ func Open(path string) (*Journal, []Entry, error) {
 	j := &Journal{path: path, f: f, next: 1, outstanding: map[uint64]span{}}
 	entries, good, reason := j.scan(data)
 	if good < int64(len(data)) {
+		// A torn tail, or the zero room of a mapped file.
 		if err := f.Truncate(good); err != nil {
 			_ = f.Close()
 			return nil, nil, fmt.Errorf("%s: cut a torn tail: %w", op, err)
 		}
-		j.cut, j.cutReason = int64(len(data))-good, reason
+		if reason != "" {
+			j.cut, j.cutReason = int64(len(data))-good, reason
+		}
 	}
 	j.size = good
+	// Without a mapping (not unix, or the mapping failed) the journal is
+	// written with pwrite(2): slower, and as durable.
+	_ = j.mapRoom(good)
 	return j, entries, nil
 }
 
@@ -141,6 +174,9 @@ func (j *Journal) scan(data []byte) (entries []Entry, good int64, reason string)
 	var off int64
 	for off < int64(len(data)) {
 		rest := data[off:]
+		if zero(rest[:min(len(rest), headerLen)]) {
+			break // the end of the records
+		}
 		if len(rest) < headerLen {
 			reason = fmt.Sprintf("short header at offset %d (%d bytes)", off, len(rest))
 			break
@@ -190,30 +226,116 @@ func (j *Journal) Cut() (bytes int64, reason string) { return j.cut, j.cutReason
 // Path returns the journal file's path.
 func (j *Journal) Path() string { return j.path }
 
-// record encodes one record into j.buf (under j.mu).
-func (j *Journal) record(seq uint64, kind byte, data []byte) []byte {
-	j.buf = slices.Grow(j.buf[:0], headerLen+len(data))[:headerLen]
-	binary.LittleEndian.PutUint32(j.buf[0:4], uint32(len(data)))
-	binary.LittleEndian.PutUint64(j.buf[8:16], seq)
-	j.buf[16] = kind
-	j.buf = append(j.buf, data...)
-	binary.LittleEndian.PutUint32(j.buf[4:8], crc32.Checksum(j.buf[8:], castagnoli))
-	return j.buf
+// zero reports whether b is all zero bytes.
+func zero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
-// write appends rec to the file in one write(2) (under j.mu). A short
-// write (a full disk) is cut off again, so that the file never holds a
+// encode writes the record of seq, kind and data into dst, which is
+// headerLen+len(data) long; the checksum goes last.
+func encode(dst []byte, seq uint64, kind byte, data []byte) {
+	binary.LittleEndian.PutUint32(dst[0:4], uint32(len(data)))
+	binary.LittleEndian.PutUint64(dst[8:16], seq)
+	dst[16] = kind
+	copy(dst[headerLen:], data)
+	binary.LittleEndian.PutUint32(dst[4:8], crc32.Checksum(dst[8:], castagnoli))
+}
+
+// write adds the record of seq, kind and data after the records (under
+// j.mu): into the mapping, grown when it has no room left, or with one
+// pwrite(2). A failed write leaves j.size where it was, so the next
+// record overwrites whatever part of it got in: the file never holds a
 // torn record in its middle.
-func (j *Journal) write(rec []byte) error {
-	n, err := j.f.Write(rec)
-	if err != nil {
+//
+// Into the mapping, the zero header that is to follow the record goes
+// first: until the record is whole, the zero header already after the
+// records (at j.size) ends them, or the record's checksum (written last)
+// fails; either way a kill midway never lets Open read on into records
+// left from before a start-over.
+func (j *Journal) write(seq uint64, kind byte, data []byte) error {
+	end := j.size + int64(headerLen+len(data))
+	if j.m != nil && end+headerLen > int64(len(j.m)) {
+		if err := j.mapRoom(end + headerLen); err != nil {
+			// Unmapped, the file is its records: go on with pwrite.
+			j.unmap()
+		}
+	}
+	if j.m != nil {
+		err := guarded(func() {
+			clear(j.m[end : end+headerLen])
+			encode(j.m[j.size:end], seq, kind, data)
+		})
+		if err != nil {
+			return err
+		}
+		j.size = end
+		return nil
+	}
+	j.buf = slices.Grow(j.buf[:0], int(end-j.size))[:end-j.size]
+	encode(j.buf, seq, kind, data)
+	if n, err := j.f.WriteAt(j.buf, j.size); err != nil {
 		if n > 0 {
 			_ = j.f.Truncate(j.size)
 		}
 		return err
 	}
-	j.size += int64(n)
+	j.size = end
 	return nil
+}
+
+// guarded runs f, which writes to the mapping, and returns a memory
+// fault in it as an error: a page of a mapped file that the file system
+// cannot back (a full disk) faults on its first write, where write(2)
+// would have returned ENOSPC.
+func guarded(f func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			fault, ok := r.(interface{ Addr() uintptr })
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("write to the mapped file faulted at %#x (is the disk full?): %v", fault.Addr(), r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// mapRoom maps the file shared with room for at least need bytes of
+// records (under j.mu): the file is grown with zeros to the mapping's
+// length, at least minRoom and twice the last. On failure the file is
+// left as its records, unmapped.
+func (j *Journal) mapRoom(need int64) error {
+	n := max(minRoom, need, 2*int64(len(j.m)))
+	j.unmap()
+	if err := j.f.Truncate(n); err != nil {
+		_ = j.f.Truncate(j.size)
+		return err
+	}
+	m, err := mapFile(j.f, int(n))
+	if err != nil {
+		_ = j.f.Truncate(j.size)
+		return err
+	}
+	j.m = m
+	return nil
+}
+
+// unmap drops the mapping, if any, and cuts the file to its records
+// (under j.mu).
+func (j *Journal) unmap() {
+	if j.m == nil {
+		return
+	}
+	_ = unmapFile(j.m)
+	j.m = nil
+	_ = j.f.Truncate(j.size)
 }
 
 // Append writes data as a new entry in one write(2) and returns its seq.
@@ -229,7 +351,7 @@ func (j *Journal) Append(data []byte) (uint64, error) {
 	}
 	seq := j.next
 	off := j.size
-	if err := j.write(j.record(seq, kindEntry, data)); err != nil {
+	if err := j.write(seq, kindEntry, data); err != nil {
 		return 0, fmt.Errorf("journal append: %w", err)
 	}
 	j.next++
@@ -255,21 +377,26 @@ func (j *Journal) Done(seq uint64) error {
 		return fmt.Errorf("journal done %d: not outstanding", seq)
 	}
 	if len(j.outstanding) == 1 && j.size > sizeBound {
-		// The last one: nothing in the file is needed any more, and a
-		// file truncated to nothing needs no done record.
-		if err := j.f.Truncate(0); err != nil {
+		// The last one: nothing in the file is needed any more, and an
+		// empty file needs no done record. A mapping starts over behind a
+		// zero header at the front (see write).
+		if j.m != nil {
+			if err := guarded(func() { clear(j.m[:headerLen]) }); err != nil {
+				return fmt.Errorf("journal done %d: start over: %w", seq, err)
+			}
+		} else if err := j.f.Truncate(0); err != nil {
 			return fmt.Errorf("journal done %d: truncate: %w", seq, err)
 		}
 		delete(j.outstanding, seq)
 		j.size, j.live = 0, 0
 		return nil
 	}
-	if err := j.write(j.record(seq, kindDone, nil)); err != nil {
+	if err := j.write(seq, kindDone, nil); err != nil {
 		return fmt.Errorf("journal done %d: %w", seq, err)
 	}
 	delete(j.outstanding, seq)
 	j.live -= s.n
-	if j.size > sizeBound && j.live*4 < j.size {
+	if j.size > compactBound && j.live*4 < j.size {
 		if err := j.compact(); err != nil {
 			return fmt.Errorf("journal done %d: %w", seq, err)
 		}
@@ -289,7 +416,9 @@ func (j *Journal) compact() error {
 		s := j.outstanding[seq]
 		buf = slices.Grow(buf, int(s.n))
 		rec := buf[len(buf) : len(buf)+int(s.n)]
-		if _, err := j.f.ReadAt(rec, s.off); err != nil {
+		if j.m != nil {
+			copy(rec, j.m[s.off:s.off+s.n])
+		} else if _, err := j.f.ReadAt(rec, s.off); err != nil {
 			return fmt.Errorf("compact: read entry %d: %w", seq, err)
 		}
 		spans[seq] = span{int64(len(buf)), s.n}
@@ -297,7 +426,7 @@ func (j *Journal) compact() error {
 	}
 	tmp := j.path + ".compact"
 	_ = os.Remove(tmp)
-	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
@@ -315,8 +444,13 @@ func (j *Journal) compact() error {
 	if err := os.Rename(tmp, j.path); err != nil {
 		return fail(err)
 	}
+	if j.m != nil {
+		_ = unmapFile(j.m) // the old file is gone: nothing to cut
+		j.m = nil
+	}
 	_ = j.f.Close()
 	j.f, j.size, j.outstanding = nf, int64(len(buf)), spans
+	_ = j.mapRoom(j.size) // unmapped, it goes on with pwrite
 	return nil
 }
 
@@ -327,7 +461,8 @@ func (j *Journal) Outstanding() int {
 	return len(j.outstanding)
 }
 
-// Size returns the file's size in bytes.
+// Size returns the bytes of records in the file (a mapped file is longer
+// by its zero room until Close).
 func (j *Journal) Size() int64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -342,6 +477,7 @@ func (j *Journal) Close() error {
 	if j.f == nil {
 		return nil
 	}
+	j.unmap() // the file is left as its records
 	err := j.f.Close()
 	j.f = nil
 	if err != nil {

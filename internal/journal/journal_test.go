@@ -164,7 +164,7 @@ func TestFileStaysSmall(t *testing.T) {
 		if err := j.Done(seq); err != nil {
 			t.Fatal(err)
 		}
-		if s := j.Size(); s > 2*sizeBound {
+		if s := j.Size(); s > compactBound {
 			t.Fatalf("after %d frames the file has %d bytes", i, s)
 		}
 	}
@@ -377,7 +377,8 @@ func FuzzOpen(f *testing.F) {
 				t.Fatal("entries out of order")
 			}
 		}
-		if n, _ := j.Cut(); j.Size()+n != int64(len(data)) {
+		// What is neither records nor cut follows a zero header.
+		if n, _ := j.Cut(); j.Size()+n != int64(len(data)) && (n != 0 || !zero(data[j.Size():min(len(data), int(j.Size())+headerLen)])) {
 			t.Fatalf("size %d + cut %d != %d", j.Size(), n, len(data))
 		}
 		seq, err := j.Append([]byte("new"))
@@ -409,6 +410,106 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("reopened: %d entries, want %d ending with the new one", len(again), want)
 		}
 	})
+}
+
+// A journal in use is mapped (unix): its file is its records and then
+// room, which a kill -9 leaves for the next Open to read past. When it
+// starts over, the records of before stay in the file behind a zero
+// header, and no Open reads them again.
+func TestMappedFileAsAKillLeavesIt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j")
+	j, _ := openT(t, path)
+	if j.m == nil {
+		if _, err := mapFile(j.f, minRoom); errors.Is(err, errors.ErrUnsupported) {
+			t.Skip("no mapping on this system")
+		}
+		t.Fatal("the journal is not mapped")
+	}
+	killed := func(name string) (*Journal, []string) {
+		t.Helper()
+		live, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(live)) < minRoom {
+			t.Fatalf("a mapped file of %d bytes", len(live))
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, live, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j2, entries := openT(t, p)
+		if n, reason := j2.Cut(); n != 0 {
+			t.Fatalf("%s: cut %d bytes: %s", name, n, reason)
+		}
+		return j2, datas(entries)
+	}
+	appendT(t, j, "one")
+	appendT(t, j, "two")
+	if _, got := killed("two"); !slices.Equal(got, []string{"one", "two"}) {
+		t.Fatalf("entries %q", got)
+	}
+	// Past sizeBound, the last Done starts over.
+	frame := bytes.Repeat([]byte("z"), 64<<10)
+	var seqs []uint64
+	for range sizeBound/len(frame) + 1 {
+		seqs = append(seqs, appendT(t, j, string(frame)))
+	}
+	seqs = append(seqs, 1, 2)
+	for _, seq := range seqs {
+		if err := j.Done(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j.Size() != 0 {
+		t.Fatalf("not started over: %d bytes of records", j.Size())
+	}
+	if _, got := killed("over"); len(got) != 0 {
+		t.Fatalf("after the start-over, replayed %d entries", len(got))
+	}
+	after := appendT(t, j, "after")
+	j2, got := killed("after")
+	if !slices.Equal(got, []string{"after"}) {
+		t.Fatalf("after the start-over and an append: %q", got)
+	}
+	if seq := appendT(t, j2, "next"); seq <= after {
+		t.Fatalf("seq %d after %d", seq, after)
+	}
+	// A closed journal's file is its records alone.
+	size := j.Size()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != size {
+		t.Fatalf("closed file: %v, %v; want %d bytes", fi, err, size)
+	}
+}
+
+// Entries that outgrow the mapping's room (none done) grow it, and all
+// come back.
+func TestMappingGrows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := openT(t, path)
+	frame := bytes.Repeat([]byte("y"), 64<<10)
+	n := 3 * minRoom / len(frame)
+	for i := range n {
+		frame[0] = byte(i)
+		appendT(t, j, string(frame))
+	}
+	if j.m != nil && len(j.m) < 3*minRoom {
+		t.Fatalf("mapping of %d bytes for %d of records", len(j.m), j.Size())
+	}
+	_ = j.Close()
+	_, entries := openT(t, path)
+	if len(entries) != n {
+		t.Fatalf("%d entries back, want %d", len(entries), n)
+	}
+	for i, e := range entries {
+		if e.Data[0] != byte(i) || len(e.Data) != len(frame) {
+			t.Fatalf("entry %d: %d bytes starting %d", i, len(e.Data), e.Data[0])
+		}
+	}
 }
 
 // BenchmarkAppend is the journal's cost on the ack path: one Append of a
