@@ -338,8 +338,9 @@ func (j *Journal) unmap() {
 	_ = j.f.Truncate(j.size)
 }
 
-// Append writes data as a new entry in one write(2) and returns its seq.
-// Once it returns, the entry survives the death of the process.
+// Append writes data as a new entry (into the mapping, or in one
+// pwrite(2)) and returns its seq. Once it returns, the entry survives the
+// death of the process.
 func (j *Journal) Append(data []byte) (uint64, error) {
 	if len(data) > maxData {
 		return 0, fmt.Errorf("journal append: %d bytes, the limit is %d", len(data), maxData)
