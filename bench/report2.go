@@ -36,7 +36,7 @@ func (r *report) capacityMarkdown(w writer) []target {
 	var targets []target
 	order := []string{targetSlackask, targetBolt, targetFloor, targetWire}
 	w("### Capacity: the highest rate with ack p99 under %s ms\n\n", ms(capacityP99))
-	w("Each client runs the rates %s envelopes/s in order, %v of open-loop load each (after a 1 s warm-up at 100/s, and once it is idle), and stops at the first rate where an ack p99 reached %s ms, an envelope went unacked or failed; %d repetition(s), clients in a rotated order. The envelopes are the ack benchmark's `block_actions` select changes on 100 pending asks; slackask appends each to its journal (one write), acks it, then stores the change. The load generator (the fake and its senders) runs on the same two cores: at the top rates it takes a core of its own.\n\n",
+	w("Each client runs the rates %s envelopes/s in order, %v of open-loop load each (after a 1 s warm-up at 100/s, and once it is idle), and stops at the first rate where an ack p99 reached %s ms, an envelope went unacked or failed; %d repetition(s), clients in a rotated order. The envelopes are the ack benchmark's `block_actions` select changes on 100 pending asks; slackask appends each to its journal (a copy into the file's mapping), acks it, then stores the change. The load generator (the fake and its senders) runs on the same two cores: at the top rates it takes a core of its own.\n\n",
 		joinInts(c.rates), r.cfg.capDur, ms(capacityP99), r.Reps)
 	w("| client | capacity per repetition | median | first rate not sustained: p50 / p99 ms |\n|---|---|---:|---|\n")
 	caps := map[string]float64{}

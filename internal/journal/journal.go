@@ -90,6 +90,10 @@ const (
 	// minRoom is the least length of a mapped file: records up to
 	// compactBound fit without growing the mapping.
 	minRoom = compactBound + sizeBound
+	// warmAhead is how far past the records Done readies the mapping's
+	// pages (see warm): the Appends of the clicks in flight until the
+	// next Done.
+	warmAhead = 64 << 10
 )
 
 // ErrLocked: another Journal, in this process or another, has the file open.
@@ -164,6 +168,7 @@ func Open(path string) (*Journal, []Entry, error) {
 	// Without a mapping (not unix, or the mapping failed) the journal is
 	// written with pwrite(2): slower, and as durable.
 	_ = j.mapRoom(good)
+	j.warm()
 	return j, entries, nil
 }
 
@@ -390,6 +395,7 @@ func (j *Journal) Done(seq uint64) error {
 		}
 		delete(j.outstanding, seq)
 		j.size, j.live = 0, 0
+		j.warm()
 		return nil
 	}
 	if err := j.write(seq, kindDone, nil); err != nil {
@@ -402,7 +408,31 @@ func (j *Journal) Done(seq uint64) error {
 			return fmt.Errorf("journal done %d: %w", seq, err)
 		}
 	}
+	j.warm()
 	return nil
+}
+
+// warm writes a zero byte into each page of the mapping from the end of
+// the records up to warmAhead past it (under j.mu). A mapped page faults
+// on its first write when fresh, and again after the kernel wrote it back
+// (it is write-protected to see the next change); the file system's work
+// for that fault would otherwise land in the next Appends, on the ack's
+// path. Done runs after the ack, so the faults are taken here. From j.size
+// on, the file holds the zero header that ends the records, then room or
+// records of before a start-over, none of which Open reads: a zero
+// written there changes nothing.
+func (j *Journal) warm() {
+	if j.m == nil {
+		return
+	}
+	end := min(int64(len(j.m)), j.size+warmAhead)
+	page := int64(os.Getpagesize())
+	// A fault here is a full disk: the next Append reports it.
+	_ = guarded(func() {
+		for off := j.size; off < end; off = (off + page) &^ (page - 1) {
+			j.m[off] = 0
+		}
+	})
 }
 
 // compact replaces the file with one holding only the outstanding
