@@ -7,8 +7,8 @@ import (
 
 // abResults is the A/B of the new build against BENCH_OLD_BIN: ack
 // latency and answer latency with the two builds taking turns in short
-// slices (abslices.go), and one scale level (pending asks, resident memory) per build
-// and repetition, alternating.
+// slices (abslices.go), and one scale level (pending asks, resident
+// memory) per build and repetition, alternating.
 type abResults struct {
 	Ack   *ackResults             `json:"-"`
 	Scale map[string][]scaleLevel // per build

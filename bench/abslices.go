@@ -10,9 +10,9 @@ import (
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
-// abSlices is how the A/B measures ack and answer latency: both builds
-// are up at once, each with its own fake and database, and they take
-// turns in short slices (abSliceDur of load, or a share of the answer
+// abSliceRun says how the A/B measures ack and answer latency: both
+// builds are up at once, each with its own fake and database, and they
+// take turns in short slices (sliceDur of load, or a share of the answer
 // samples), the first of each pair alternating. Each build's samples are
 // pooled over its slices, so a build's p99 is the 99th percentile of all
 // its acks at that rate.
@@ -21,9 +21,10 @@ import (
 // two-core host the machine's own state (other tenants, the page cache,
 // the load average) drifts over tens of seconds to minutes, and with
 // runs of 20 s per build one build would catch a calm minute and the
-// other a busy one; a ratio of tail latencies then swung by ±30 % between
-// runs of the same two binaries (BENCHMARKS.md). Slices of two seconds
-// put both builds in the same minutes. Only one build has load at a time,
+// other a busy one, and the ratio of their tail latencies moved between
+// runs of the same two binaries by more than the 10 % it is held to
+// (BENCHMARKS.md). Slices of two seconds put both builds in the same
+// minutes. Only one build has load at a time,
 // and each slice starts once the build before it is idle, so neither
 // measures the other's work.
 type abSliceRun struct {
@@ -46,7 +47,8 @@ type abBuild struct {
 
 // abAckSliced measures run for targetSlackask and targetOld and returns
 // their results as one pooled loadResult per rate and one pooled answer
-// latency each, plus per-slice p99s in halves (ackResults.halves).
+// latency each, plus each build's acks split at the middle turn
+// (ackResults.halves).
 func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, error) {
 	res := newAckResults()
 	res.asks = r.cfg.ackAsks
@@ -131,6 +133,7 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 	}
 	for _, rate := range run.rates {
 		pooled := map[string]*loadResult{}
+		split := map[string]int{} // where each build's second half of turns starts in its samples
 		for s := range run.slices {
 			for _, b := range turns(s) {
 				settle()
@@ -140,16 +143,10 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 					return res, ctx.Err()
 				}
 				pooled[b.target] = pooled[b.target].add(lr)
-				r.logf("    turn %d %-12s %5d/s: p50 %s ms, p99 %s ms, max %s ms, sender lag %s ms", s+1, b.target, rate, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), ms(lr.lag))
-				h := res.halves[b.target]
-				if h == nil {
-					h = map[int][2][]time.Duration{}
-					res.halves[b.target] = h
+				if 2*s < run.slices {
+					split[b.target] = len(pooled[b.target].samples)
 				}
-				half := h[rate]
-				k := min(1, 2*s/run.slices)
-				half[k] = append(half[k], lr.samples...)
-				h[rate] = half
+				r.logf("    turn %d %-12s %5d/s: p50 %s ms, p99 %s ms, max %s ms, sender lag %s ms", s+1, b.target, rate, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), ms(lr.lag))
 			}
 		}
 		for _, b := range builds {
@@ -159,6 +156,11 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 				res.runs[b.target] = map[int][]loadResult{}
 			}
 			res.runs[b.target][rate] = []loadResult{*lr}
+			if res.halves[b.target] == nil {
+				res.halves[b.target] = map[int][2][]time.Duration{}
+			}
+			k := split[b.target]
+			res.halves[b.target][rate] = [2][]time.Duration{lr.samples[:k], lr.samples[k:]}
 			r.logf("  %-12s %5d/s: %d slices of %v, n=%d p50 %s ms, p99 %s ms, max %s ms, errors %d, sender lag %s ms at worst; CPU/envelope %s ms; load %s",
 				b.target, rate, run.slices, run.sliceDur, lr.lat.N, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), lr.errors, ms(lr.lag), ms(lr.cpuPer()), loadAvg())
 		}

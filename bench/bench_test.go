@@ -132,9 +132,6 @@ func TestAckSmoke(t *testing.T) {
 	}
 }
 
-// TestBenchSmoke builds slackask and the floor and runs the ack benchmark
-// against both for 1 s at 50/s, with a few answer-latency samples. It is
-// skipped with -short.
 // smokeBinaries builds slackask and the ackers into a test directory;
 // it skips with -short.
 func smokeBinaries(t *testing.T) (string, binaries) {
@@ -150,6 +147,9 @@ func smokeBinaries(t *testing.T) (string, binaries) {
 	return dir, bins
 }
 
+// TestBenchSmoke builds slackask and the floor and runs the ack benchmark
+// against both for 1 s at 50/s, with a few answer-latency samples. It is
+// skipped with -short.
 func TestBenchSmoke(t *testing.T) {
 	dir, bins := smokeBinaries(t)
 	cfg := quickConfig()

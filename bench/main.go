@@ -30,7 +30,7 @@
 //	BENCH_ONLY=a,b        only these parts (default: all but ack)
 //	BENCH_TARGETS=a,b     only these clients: slackask, floor, bolt, wire (capacity,
 //	                      ack, callgrind; add slackask-old for callgrind)
-//	BENCH_REPS=N          repetitions of capacity, ab and ack (3)
+//	BENCH_REPS=N          repetitions of capacity and ack (3)
 //	BENCH_CAP_RATES=a,b   capacity steps (250,…,4000), BENCH_CAP_SECONDS=N load per step (3)
 //	BENCH_OLD_BIN=F       the slackask build to compare with (ab, callgrind)
 //	BENCH_AB_RATES=a,b    A/B ack rates (100,1000), BENCH_AB_LEVEL=N pending asks (10000),
@@ -38,8 +38,7 @@
 //	                      BENCH_AB_SLICES=N turns per build (20), BENCH_AB_SLICE_MS=N
 //	                      load per turn (2000)
 //	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
-//	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate (also the
-//	                      A/B's)
+//	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
 //	BENCH_LEVELS=a,b      pending asks per scale level, BENCH_CREATE_CONC=N concurrent creates (16)
 //	BENCH_SLACKASK_BIN=F  run this slackask binary instead of building ./cmd/slackask

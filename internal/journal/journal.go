@@ -158,7 +158,7 @@ func Open(path string) (*Journal, []Entry, error) {
 		// A torn tail, or the zero room of a mapped file.
 		if err := f.Truncate(good); err != nil {
 			_ = f.Close()
-			return nil, nil, fmt.Errorf("%s: cut a torn tail: %w", op, err)
+			return nil, nil, fmt.Errorf("%s: cut the file to its records: %w", op, err)
 		}
 		if reason != "" {
 			j.cut, j.cutReason = int64(len(data))-good, reason
