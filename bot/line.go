@@ -66,11 +66,18 @@ func (l *orderLine) close() {
 
 // run routes what is put on the line, in order, until it is closed and
 // empty. It decodes without a work slot: the readers wait for its room.
+//
+// The queue and the batch being routed trade places: a put appends to
+// the array the batch before last was routed from, so once both have
+// grown to a burst's size a put (on the ack's path) allocates nothing.
 func (l *orderLine) run() {
+	var spare []linedEnvelope
 	for {
 		l.mu.Lock()
 		batch, closed := l.queue, l.closed
-		l.queue = nil
+		if len(batch) > 0 {
+			l.queue = spare
+		}
 		l.mu.Unlock()
 		if len(batch) == 0 {
 			if closed {
@@ -84,5 +91,7 @@ func (l *orderLine) run() {
 			e.done()
 			<-l.room
 		}
+		clear(batch) // holds no envelope's context or frame while it waits
+		spare = batch[:0]
 	}
 }

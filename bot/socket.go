@@ -352,7 +352,7 @@ func (c *socketConn) closeHandshake() {
 // connection that sent its close frame, or failed, cannot carry it: see
 // relay.go).
 func (c *socketConn) ack(id string, payload any) error {
-	buf, err := json.Marshal(socketmode.Response{EnvelopeID: id, Payload: payload})
+	buf, err := ackFrame(id, payload)
 	if err != nil {
 		return fmt.Errorf("ack %s: %w", id, err)
 	}
@@ -363,6 +363,36 @@ func (c *socketConn) ack(id string, payload any) error {
 		return c.routes.reroute(c, id, buf, err)
 	}
 	return nil
+}
+
+// ackFrame encodes the ack of envelope id with payload (nil: none) as
+// json.Marshal encodes a socketmode.Response. An ack the reader writes
+// before it reads the next frame has no payload and, from Slack, an id of
+// plain characters: its bytes are appended directly, with no reflection
+// on the ack's path. Any other id (one json.Marshal would escape) or a
+// payload goes through json.Marshal.
+func ackFrame(id string, payload any) ([]byte, error) {
+	if payload != nil || !plainJSON(id) {
+		return json.Marshal(socketmode.Response{EnvelopeID: id, Payload: payload})
+	}
+	const head, tail = `{"envelope_id":"`, `"}`
+	b := make([]byte, 0, len(head)+len(id)+len(tail))
+	b = append(b, head...)
+	b = append(b, id...)
+	return append(b, tail...), nil
+}
+
+// plainJSON reports whether json.Marshal writes s between its quotes
+// byte for byte: printable ASCII without a quote, a backslash, or the
+// <, > and & it escapes for HTML.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // write writes frame, the ack of envelope id, on c.

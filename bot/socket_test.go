@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/interaction"
@@ -171,4 +174,33 @@ func TestSocketDroppedBeforeHelloBacksOff(t *testing.T) {
 	if n := opens.Load(); n < 2 || n > 3 {
 		t.Fatalf("apps.connections.open called %d times in 1.5 s, want 2 (at once, then after 1 s)", n)
 	}
+}
+
+// TestAckFrameAsJSONMarshal: ackFrame's bytes are json.Marshal's for any
+// id and payload, whether it appends them itself or not.
+func TestAckFrameAsJSONMarshal(t *testing.T) {
+	ids := []string{
+		"1d2f8a3c-5e6b-4c7d-8e9f-0a1b2c3d4e5f", "", "a\"b", `a\b`, "a<b>c&d", "é", "\u2028", "tab\there", "\x7f", "\x00",
+	}
+	for _, id := range ids {
+		for _, payload := range []any{nil, map[string]string{"response_action": "clear"}} {
+			got, err := ackFrame(id, payload)
+			want, werr := json.Marshal(socketmode.Response{EnvelopeID: id, Payload: payload})
+			if err != nil || werr != nil || !bytes.Equal(got, want) {
+				t.Errorf("ackFrame(%q, %v) = %s, %v; json.Marshal gives %s, %v", id, payload, got, err, want, werr)
+			}
+		}
+	}
+}
+
+func FuzzAckFrame(f *testing.F) {
+	f.Add("1d2f8a3c-5e6b-4c7d-8e9f-0a1b2c3d4e5f")
+	f.Add("a<b\"c\\d\u2028")
+	f.Fuzz(func(t *testing.T, id string) {
+		got, err := ackFrame(id, nil)
+		want, werr := json.Marshal(socketmode.Response{EnvelopeID: id})
+		if err != nil || werr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("ackFrame(%q) = %s, %v; json.Marshal gives %s, %v", id, got, err, want, werr)
+		}
+	})
 }
