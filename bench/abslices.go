@@ -48,11 +48,12 @@ type abBuild struct {
 // abAckSliced measures run for targetSlackask and targetOld and returns
 // their results as one pooled loadResult per rate and one pooled answer
 // latency each, plus each build's acks split at the middle turn
-// (ackResults.halves).
+// (ackResults.halves) and the p99 of each of its turns (turnP99).
 func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, error) {
 	res := newAckResults()
 	res.asks = r.cfg.ackAsks
 	res.halves = map[string]map[int][2][]time.Duration{}
+	res.turnP99 = map[string]map[int][]time.Duration{}
 	var builds []*abBuild
 	defer func() {
 		for _, b := range builds {
@@ -143,6 +144,10 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 					return res, ctx.Err()
 				}
 				pooled[b.target] = pooled[b.target].add(lr)
+				if res.turnP99[b.target] == nil {
+					res.turnP99[b.target] = map[int][]time.Duration{}
+				}
+				res.turnP99[b.target][rate] = append(res.turnP99[b.target][rate], lr.lat.P99)
 				if 2*s < run.slices {
 					split[b.target] = len(pooled[b.target].samples)
 				}

@@ -47,6 +47,9 @@ type ackResults struct {
 	// halves: for the sliced A/B, each build's ack samples per rate from
 	// the first and from the second half of its slices.
 	halves map[string]map[int][2][]time.Duration
+	// turnP99: for the sliced A/B, each build's p99 of each of its turns
+	// per rate, in turn order.
+	turnP99 map[string]map[int][]time.Duration
 }
 
 // newAckResults returns empty results.

@@ -252,7 +252,8 @@ func TestABScaleOnlyReport(t *testing.T) {
 
 // The A/B's latencies in turns (abslices.go), with this build as both
 // sides: every turn's acks are pooled into its build's result, the halves
-// hold the first and the second half of them, and the answers add up.
+// hold the first and the second half of them, each turn's p99 is kept,
+// the answers add up, and the target is judged on the turns' median p99.
 func TestABSlicedSmoke(t *testing.T) {
 	dir, bins := smokeBinaries(t)
 	bins.old = bins.slackask
@@ -274,6 +275,9 @@ func TestABSlicedSmoke(t *testing.T) {
 		if len(h[0]) != 2*15 || len(h[1]) != 2*15 {
 			t.Fatalf("%s: halves of %d and %d acks, want 30 each", b, len(h[0]), len(h[1]))
 		}
+		if tp := res.turnP99[b][50]; len(tp) != 4 || slices.Contains(tp, 0) {
+			t.Fatalf("%s: turns' p99s %v, want 4 of them", b, tp)
+		}
 		if a := res.answers[b]; len(a) != 1 || a[0].N != 8 {
 			t.Fatalf("%s: answers %+v", b, a)
 		}
@@ -282,5 +286,9 @@ func TestABSlicedSmoke(t *testing.T) {
 	md := (&report{AB: ab, cfg: cfg, Reps: 1}).markdown()
 	if !strings.Contains(md, "first and in the second half of the turns") {
 		t.Fatalf("report without the halves:\n%s", md)
+	}
+	if !strings.Contains(md, "| A/B: ack p99 at 50/s, median of the turns' p99s within 10 % of the old build |") ||
+		strings.Contains(md, "| A/B: ack p99 at 50/s, all acks pooled within") {
+		t.Fatalf("the target is not the turns' median p99:\n%s", md)
 	}
 }
