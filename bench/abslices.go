@@ -31,7 +31,7 @@ type abSliceRun struct {
 	slices   int
 	sliceDur time.Duration
 	rates    []int
-	answers  int // answer samples per build in all
+	answers  int // answer samples per build in each turn
 }
 
 // abBuild is one build's side of the sliced A/B.
@@ -48,7 +48,8 @@ type abBuild struct {
 // abAckSliced measures run for targetSlackask and targetOld and returns
 // their results as one pooled loadResult per rate and one pooled answer
 // latency each, plus each build's acks split at the middle turn
-// (ackResults.halves) and the p99 of each of its turns (turnP99).
+// (ackResults.halves) and the p99 of each of its turns (turnP99,
+// answerTurnP99).
 func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, error) {
 	res := newAckResults()
 	res.asks = r.cfg.ackAsks
@@ -110,7 +111,8 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 		}
 	}
 	if run.answers > 0 {
-		per := max(1, run.answers/run.slices)
+		per := run.answers
+		res.answerTurnP99 = map[string][]time.Duration{}
 		lat := map[string][]time.Duration{}
 		click := map[string][]time.Duration{}
 		for s := range run.slices {
@@ -121,6 +123,7 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 					return res, fmt.Errorf("%s answer latency: %w\n%s", b.target, err, b.p.tailText())
 				}
 				b.answerI += per
+				res.answerTurnP99[b.target] = append(res.answerTurnP99[b.target], summarize(l).P99)
 				lat[b.target], click[b.target] = append(lat[b.target], l...), append(click[b.target], c...)
 				last = b
 			}

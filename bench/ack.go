@@ -50,6 +50,9 @@ type ackResults struct {
 	// turnP99: for the sliced A/B, each build's p99 of each of its turns
 	// per rate, in turn order.
 	turnP99 map[string]map[int][]time.Duration
+	// answerTurnP99: for the sliced A/B, each build's answer p99 of each
+	// of its turns.
+	answerTurnP99 map[string][]time.Duration
 }
 
 // newAckResults returns empty results.

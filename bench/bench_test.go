@@ -262,7 +262,7 @@ func TestABSlicedSmoke(t *testing.T) {
 	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: t.Logf}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 8})
+	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +278,9 @@ func TestABSlicedSmoke(t *testing.T) {
 		if tp := res.turnP99[b][50]; len(tp) != 4 || slices.Contains(tp, 0) {
 			t.Fatalf("%s: turns' p99s %v, want 4 of them", b, tp)
 		}
+		if tp := res.answerTurnP99[b]; len(tp) != 4 || slices.Contains(tp, 0) {
+			t.Fatalf("%s: answer turns' p99s %v, want 4 of them", b, tp)
+		}
 		if a := res.answers[b]; len(a) != 1 || a[0].N != 8 {
 			t.Fatalf("%s: answers %+v", b, a)
 		}
@@ -288,7 +291,8 @@ func TestABSlicedSmoke(t *testing.T) {
 		t.Fatalf("report without the halves:\n%s", md)
 	}
 	if !strings.Contains(md, "| A/B: ack p99 at 50/s, median of the turns' p99s within 10 % of the old build |") ||
-		strings.Contains(md, "| A/B: ack p99 at 50/s, all acks pooled within") {
+		strings.Contains(md, "| A/B: ack p99 at 50/s, all acks pooled within") ||
+		!strings.Contains(md, "| A/B: answer p99, median of the turns' p99s within 10 % of the old build |") {
 		t.Fatalf("the target is not the turns' median p99:\n%s", md)
 	}
 }

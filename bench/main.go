@@ -36,7 +36,8 @@
 //	BENCH_AB_RATES=a,b    A/B ack rates (100,1000), BENCH_AB_LEVEL=N pending asks (10000),
 //	                      BENCH_AB_SCALE_REPS=N scale levels per build (1),
 //	                      BENCH_AB_SLICES=N turns per build (20), BENCH_AB_SLICE_MS=N
-//	                      load per turn (2000)
+//	                      load per turn (2000), BENCH_AB_ANSWERS=N answers per
+//	                      build and turn (40)
 //	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
 //	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
@@ -107,6 +108,8 @@ type config struct {
 	// (abslices.go)
 	abSlices   int
 	abSliceDur time.Duration
+	// abAnswers: answer samples per build in each turn
+	abAnswers int
 	// callgrind: envelopes of the long run, repetitions
 	cgN, cgReps int
 	// keepCallgrind: where the callgrind dumps of the N envelopes are
@@ -123,7 +126,7 @@ func fullConfig() config {
 		economyAsks: 20, rlAsks: 200, rlChannels: 3,
 		capRates: []int{250, 500, 1000, 1500, 2000, 3000, 4000}, capDur: 3 * time.Second,
 		abRates: []int{100, 1000}, abLevel: 10000, abScaleReps: 1,
-		abSlices: 20, abSliceDur: 2 * time.Second,
+		abSlices: 20, abSliceDur: 2 * time.Second, abAnswers: 40,
 		cgN: 1000, cgReps: 1,
 	}
 }
@@ -137,7 +140,7 @@ func quickConfig() config {
 		economyAsks: 5, rlAsks: 10, rlChannels: 1,
 		capRates: []int{250, 1000}, capDur: time.Second,
 		abRates: []int{100, 1000}, abLevel: 1000, abScaleReps: 1,
-		abSlices: 2, abSliceDur: 500 * time.Millisecond,
+		abSlices: 2, abSliceDur: 500 * time.Millisecond, abAnswers: 5,
 		cgN: 20, cgReps: 1,
 	}
 }
@@ -233,6 +236,9 @@ func main() {
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_SLICE_MS")); err == nil && n >= 100 && n <= 60000 {
 		cfg.abSliceDur = time.Duration(n) * time.Millisecond
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_ANSWERS")); err == nil && n > 0 && n <= 1000 {
+		cfg.abAnswers = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_CG_N")); err == nil && n > 0 && n <= 100000 {
 		cfg.cgN = n

@@ -219,8 +219,8 @@ func (r *report) abMarkdown(w writer) []target {
 	a := ab.Ack
 	var targets []target
 	w("### A/B: this build against the old one, in one run\n\n")
-	w("Both builds are up at once, each with its own fake and its own database with its own %d posted asks, and take turns: %d turns each, the first of each pair alternating, each turn starting once the build before it is idle (bench/abslices.go). Ack: the select changes of the capacity search, %v per turn and rate, all of a build's acks at a rate pooled into one p50 and p99, and each turn's own p99, of which the median is the ack p99 the target judges; answer: %d asks per build in all, %d per turn, as in \"Answer latency\". Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
-		r.cfg.ackAsks, r.cfg.abSlices, r.cfg.abSliceDur, r.cfg.answers, max(1, r.cfg.answers/max(1, r.cfg.abSlices)), ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
+	w("Both builds are up at once, each with its own fake and its own database with its own %d posted asks, and take turns: %d turns each, the first of each pair alternating, each turn starting once the build before it is idle (bench/abslices.go). Ack: the select changes of the capacity search, %v per turn and rate, all of a build's acks at a rate pooled into one p50 and p99, and each turn's own p99, of which the median is the ack p99 the target judges; answer: %d asks per build in all, %d per turn, as in \"Answer latency\", judged the same way (with fewer than 100 per turn, a turn's p99 is its slowest). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
+		r.cfg.ackAsks, r.cfg.abSlices, r.cfg.abSliceDur, r.cfg.abAnswers*r.cfg.abSlices, r.cfg.abAnswers, ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
 	w("| measure | old | new | new ÷ old |\n|---|---:|---:|---:|\n")
 	row := func(what string, old, nw float64, unit string, target bool) {
 		x := nw / old
@@ -252,7 +252,13 @@ func (r *report) abMarkdown(w writer) []target {
 	if o, n := a.answers[targetOld], a.answers[targetSlackask]; len(o) > 0 && len(n) > 0 {
 		ol, nl := medianLatency(o), medianLatency(n)
 		row("answer p50", msf(ol.P50), msf(nl.P50), "ms", false)
-		row("answer p99", msf(ol.P99), msf(nl.P99), "ms", true)
+		ot, nt := a.answerTurnP99[targetOld], a.answerTurnP99[targetSlackask]
+		if len(ot) == 0 || len(nt) == 0 {
+			row("answer p99", msf(ol.P99), msf(nl.P99), "ms", true)
+		} else {
+			row("answer p99, all answers pooled", msf(ol.P99), msf(nl.P99), "ms", false)
+			row("answer p99, median of the turns' p99s", msf(median(ot)), msf(median(nt)), "ms", true)
+		}
 	}
 	if o, n := ab.Scale[targetOld], ab.Scale[targetSlackask]; len(o) > 0 && len(n) > 0 {
 		pick := func(ls []scaleLevel, f func(scaleLevel) float64) float64 {
