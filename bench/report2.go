@@ -294,7 +294,7 @@ func (r *report) abMarkdown(w writer) []target {
 	}
 	w("\n")
 	if len(a.turnP99) > 0 {
-		w("Why the median of the turns' p99s: the machine's disturbances come in bursts of a second or so, and the few turns one hits set the pooled p99 of whichever build had them. The same binary on both sides (an A/A run) gave pooled p99 ratios far from 1 (BENCHMARKS.md), and medians of the turns' p99s within a few percent of it.\n\n")
+		w("Why the median of the turns' p99s: the machine's disturbances come in bursts of a second or so, and the few turns one hits set the pooled p99 of whichever build had them; the median is not moved by a few such turns. Neither is steady on a shared machine: BENCHMARKS.md gives A/A runs (the same binary on both sides), which show how far either ratio moves with nothing changed.\n\n")
 	}
 	return targets
 }
