@@ -12,10 +12,12 @@ import (
 
 // abSliceRun says how the A/B measures ack and answer latency: both
 // builds are up at once, each with its own fake and database, and they
-// take turns in short slices (sliceDur of load, or a share of the answer
+// take turns in short slices (sliceDur of load, or answers answer
 // samples), the first of each pair alternating. Each build's samples are
-// pooled over its slices, so a build's p99 is the 99th percentile of all
-// its acks at that rate.
+// pooled over its slices (a p50, and a p99 of all of them), and each
+// slice's own p99 is kept: the report judges the median of those, which
+// a second of disturbance in a few slices does not move as it moves the
+// pooled p99.
 //
 // Why slices and not repetitions of a whole run per build: on a shared
 // two-core host the machine's own state (other tenants, the page cache,
@@ -111,18 +113,17 @@ func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, err
 		}
 	}
 	if run.answers > 0 {
-		per := run.answers
 		res.answerTurnP99 = map[string][]time.Duration{}
 		lat := map[string][]time.Duration{}
 		click := map[string][]time.Duration{}
 		for s := range run.slices {
 			for _, b := range turns(s) {
 				settle()
-				l, c, err := answerSamplesFrom(ctx, b.fake, b.a, b.answerI, per)
+				l, c, err := answerSamplesFrom(ctx, b.fake, b.a, b.answerI, run.answers)
 				if err != nil {
 					return res, fmt.Errorf("%s answer latency: %w\n%s", b.target, err, b.p.tailText())
 				}
-				b.answerI += per
+				b.answerI += run.answers
 				res.answerTurnP99[b.target] = append(res.answerTurnP99[b.target], summarize(l).P99)
 				lat[b.target], click[b.target] = append(lat[b.target], l...), append(click[b.target], c...)
 				last = b

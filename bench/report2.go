@@ -229,6 +229,12 @@ func (r *report) abMarkdown(w writer) []target {
 			targets = append(targets, tgt(fmt.Sprintf("A/B: %s within 10 %% of the old build", what), fmt.Sprintf("%.2f×", x), x <= targetABRatio))
 		}
 	}
+	// p99Rows writes a p99's rows: the pooled p99 for reference, and the
+	// median of the turns' p99s (oldTurns, newTurns) as the target.
+	p99Rows := func(what, pooledWhat string, oldPooled, newPooled time.Duration, oldTurns, newTurns []time.Duration) {
+		row(what+", "+pooledWhat, msf(oldPooled), msf(newPooled), "ms", false)
+		row(what+", median of the turns' p99s", msf(median(oldTurns)), msf(median(newTurns)), "ms", true)
+	}
 	for _, rate := range ab.Rates {
 		o, _, ook := a.median(targetOld, rate)
 		n, _, nok := a.median(targetSlackask, rate)
@@ -236,14 +242,7 @@ func (r *report) abMarkdown(w writer) []target {
 			continue
 		}
 		row(fmt.Sprintf("ack p50 at %d/s", rate), msf(o.P50), msf(n.P50), "ms", false)
-		ot, nt := a.turnP99[targetOld][rate], a.turnP99[targetSlackask][rate]
-		if len(ot) == 0 || len(nt) == 0 {
-			// Whole runs per build (not in turns): the pooled p99 is the target.
-			row(fmt.Sprintf("ack p99 at %d/s", rate), msf(o.P99), msf(n.P99), "ms", true)
-		} else {
-			row(fmt.Sprintf("ack p99 at %d/s, all acks pooled", rate), msf(o.P99), msf(n.P99), "ms", false)
-			row(fmt.Sprintf("ack p99 at %d/s, median of the turns' p99s", rate), msf(median(ot)), msf(median(nt)), "ms", true)
-		}
+		p99Rows(fmt.Sprintf("ack p99 at %d/s", rate), "all acks pooled", o.P99, n.P99, a.turnP99[targetOld][rate], a.turnP99[targetSlackask][rate])
 		ocpu, ncpu := cpuMedian(a, targetOld, rate), cpuMedian(a, targetSlackask, rate)
 		if ocpu > 0 && ncpu > 0 {
 			row(fmt.Sprintf("CPU per envelope at %d/s", rate), msf(ocpu), msf(ncpu), "ms", false)
@@ -252,13 +251,7 @@ func (r *report) abMarkdown(w writer) []target {
 	if o, n := a.answers[targetOld], a.answers[targetSlackask]; len(o) > 0 && len(n) > 0 {
 		ol, nl := medianLatency(o), medianLatency(n)
 		row("answer p50", msf(ol.P50), msf(nl.P50), "ms", false)
-		ot, nt := a.answerTurnP99[targetOld], a.answerTurnP99[targetSlackask]
-		if len(ot) == 0 || len(nt) == 0 {
-			row("answer p99", msf(ol.P99), msf(nl.P99), "ms", true)
-		} else {
-			row("answer p99, all answers pooled", msf(ol.P99), msf(nl.P99), "ms", false)
-			row("answer p99, median of the turns' p99s", msf(median(ot)), msf(median(nt)), "ms", true)
-		}
+		p99Rows("answer p99", "all answers pooled", ol.P99, nl.P99, a.answerTurnP99[targetOld], a.answerTurnP99[targetSlackask])
 	}
 	if o, n := ab.Scale[targetOld], ab.Scale[targetSlackask]; len(o) > 0 && len(n) > 0 {
 		pick := func(ls []scaleLevel, f func(scaleLevel) float64) float64 {
