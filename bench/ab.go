@@ -24,7 +24,7 @@ func (r *rig) abBench(ctx context.Context, scaleOnly bool) (*abResults, error) {
 	builds := []string{targetSlackask, targetOld}
 	res.Ack = newAckResults() // stays empty with scaleOnly: no ack rows
 	if !scaleOnly {
-		ack, err := r.abAckSliced(ctx, abSliceRun{slices: r.cfg.abSlices, sliceDur: r.cfg.abSliceDur, rates: r.cfg.abRates, answers: r.cfg.abAnswers})
+		ack, err := r.abAckSliced(ctx, abSliceRun{slices: r.cfg.abSlices, rounds: r.cfg.abRounds, sliceDur: r.cfg.abSliceDur, rates: r.cfg.abRates, answers: r.cfg.abAnswers})
 		res.Ack = ack
 		if err != nil {
 			return res, err

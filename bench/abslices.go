@@ -2,35 +2,48 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
-// abSliceRun says how the A/B measures ack and answer latency: both
-// builds are up at once, each with its own fake and database, and they
-// take turns in short slices (sliceDur of load, or answers answer
-// samples), the first of each pair alternating. Each build's samples are
-// pooled over its slices (a p50, and a p99 of all of them), and each
-// slice's own p99 is kept: the report judges the median of those, which
-// a second of disturbance in a few slices does not move as it moves the
-// pooled p99.
+// abSliceRun says how the A/B measures ack and answer latency. The run
+// is cut into rounds, and each round sets both builds up afresh, each
+// with its own fake, database and process, the build set up first
+// alternating from round to round. In a round both builds are measured
+// at the same time, their work interleaved: acks at a rate as one stream
+// of envelopes that alternates between them (each build gets the rate,
+// the other's envelopes half a period after its own), and answers one
+// ask at a time, each build's in turn. A round is cut into turns
+// (sliceDur of load, or answers asks per build) whose first build
+// alternates, and which start once both builds are idle. Each build's
+// samples are pooled over all turns (a p50, and a p99 of all of them),
+// and each turn's own p99 is kept: the report judges the median of the
+// turns' p99s.
 //
-// Why slices and not repetitions of a whole run per build: on a shared
-// two-core host the machine's own state (other tenants, the page cache,
-// the load average) drifts over tens of seconds to minutes, and with
-// runs of 20 s per build one build would catch a calm minute and the
-// other a busy one, and the ratio of their tail latencies moved between
-// runs of the same two binaries by more than the 10 % it is held to
-// (BENCHMARKS.md). Slices of two seconds put both builds in the same
-// minutes. Only one build has load at a time,
-// and each slice starts once the build before it is idle, so neither
-// measures the other's work.
+// Why interleaved: on a shared two-core host the machine's own state
+// (other tenants, the page cache, the load average) changes from one
+// second to the next, and a burst of a second sets the p99 of whatever
+// it hits. With whole runs per build, and then with turns of two seconds
+// each, one build caught bursts the other did not. Interleaved, a burst
+// hits both builds' envelopes alike. The price is that the builds share
+// the machine while measured: each one's work after an ack can delay the
+// other's next envelope.
+//
+// Why rounds, each with fresh copies of the binaries: with one setup per
+// build for the whole run, the same binary on both sides (an A/A run)
+// gave one side a lower p99 for the whole run, by more than the 10 % the
+// A/B is held to, and the side followed the binary's file (the linker's
+// output or a copy made by cp), not the order of setup. Each round runs
+// both builds from copies made the same way (stageBinary), set up in
+// alternating order, so what is left of one setup's luck is spread over
+// both builds (BENCHMARKS.md).
 type abSliceRun struct {
-	slices   int
+	slices   int // turns per build and rate (answers too), over all rounds
+	rounds   int // each round starts both builds afresh
 	sliceDur time.Duration
 	rates    []int
 	answers  int // answer samples per build in each turn
@@ -39,6 +52,8 @@ type abSliceRun struct {
 // abBuild is one build's side of the sliced A/B.
 type abBuild struct {
 	target  string
+	db      string
+	bin     string // the copy of its binary it runs (stageBinary)
 	fake    *slackfake.Server
 	p       *proc
 	a       *api
@@ -49,141 +64,218 @@ type abBuild struct {
 
 // abAckSliced measures run for targetSlackask and targetOld and returns
 // their results as one pooled loadResult per rate and one pooled answer
-// latency each, plus each build's acks split at the middle turn
-// (ackResults.halves) and the p99 of each of its turns (turnP99,
-// answerTurnP99).
+// latency each, plus the p99 of each of their turns (turnP99,
+// answerTurnP99), the rounds one after the other (roundTurns each).
 func (r *rig) abAckSliced(ctx context.Context, run abSliceRun) (*ackResults, error) {
 	res := newAckResults()
 	res.asks = r.cfg.ackAsks
-	res.halves = map[string]map[int][2][]time.Duration{}
 	res.turnP99 = map[string]map[int][]time.Duration{}
-	var builds []*abBuild
-	defer func() {
-		for _, b := range builds {
-			if b.a != nil {
-				b.a.close()
-			}
-			if b.p != nil {
-				_ = b.p.stop()
-			}
-			b.fake.Close()
+	rounds := max(1, min(run.rounds, run.slices))
+	per := max(1, run.slices/rounds) // turns per round
+	res.rounds, res.roundTurns = rounds, per
+	if run.answers > 0 {
+		res.answerTurnP99 = map[string][]time.Duration{}
+	}
+	lat := map[string][]time.Duration{}
+	click := map[string][]time.Duration{}
+	pooled := map[int]map[string]*loadResult{}
+	for _, rate := range run.rates {
+		pooled[rate] = map[string]*loadResult{}
+	}
+	for round := range rounds {
+		// The build set up first alternates from round to round.
+		targets := []string{targetSlackask, targetOld}
+		if round%2 == 1 {
+			targets = []string{targetOld, targetSlackask}
 		}
-	}()
-	for _, t := range []string{targetSlackask, targetOld} {
-		fake, err := newFake(slackfake.Config{})
+		builds, err := r.abSetup(ctx, targets)
+		if err == nil {
+			err = r.abRound(ctx, run, round*per, per, builds, res, pooled, lat, click)
+		}
+		for _, b := range builds {
+			b.close()
+		}
 		if err != nil {
 			return res, err
 		}
-		b := &abBuild{target: t, fake: fake}
-		builds = append(builds, b)
-		db := filepath.Join(r.dir, "ab-"+t+".db")
-		defer removeDB(db)
-		var payloads []json.RawMessage
-		if payloads, err = r.ackSetup(ctx, fake, db, t); err != nil {
-			return res, fmt.Errorf("A/B setup (%s): %w", t, err)
-		}
-		b.action = replay(fake, payloads)
-		if b.p, err = r.startTarget(fake, t, db); err != nil {
-			return res, err
-		}
-		if _, err := b.p.waitReady(30 * time.Second); err != nil {
-			return res, err
-		}
-		b.a = newAPI(b.p.base, 4)
-		if err := waitConnections(ctx, fake, 1, 30*time.Second); err != nil {
-			return res, fmt.Errorf("%w\n%s", err, b.p.tailText())
-		}
-		// Warm-up (discarded): connections, caches, the Go runtime's heap.
-		if w := b.load(ctx, 100, r.cfg.warmup); w.errors > 0 {
-			return res, fmt.Errorf("%s warm-up: %d of %d envelopes failed, first: %v\n%s", t, w.errors, w.sent, w.firstErr, b.p.tailText())
-		}
 	}
-	// last is the build that had load last: the next slice waits for it
-	// to be idle. The other one was idle all through that slice.
-	var last *abBuild
-	turns := func(slice int) []*abBuild {
-		if slice%2 == 0 {
-			return builds
+	for _, t := range []string{targetSlackask, targetOld} {
+		if run.answers > 0 {
+			s, c := summarize(lat[t]), summarize(click[t])
+			res.answers[t] = []latency{s}
+			res.answersClick[t] = []latency{c}
+			r.logf("  %s answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms (from the click: p50 %s ms, p99 %s ms)", t, s.N, ms(s.P50), ms(s.P99), ms(s.Max), ms(c.P50), ms(c.P99))
 		}
-		return []*abBuild{builds[1], builds[0]}
-	}
-	settle := func() {
-		if last != nil {
-			waitIdle(last.p.cmd.Process.Pid, 100*time.Millisecond)
-		}
-	}
-	if run.answers > 0 {
-		res.answerTurnP99 = map[string][]time.Duration{}
-		lat := map[string][]time.Duration{}
-		click := map[string][]time.Duration{}
-		for s := range run.slices {
-			for _, b := range turns(s) {
-				settle()
-				l, c, err := answerSamplesFrom(ctx, b.fake, b.a, b.answerI, run.answers)
-				if err != nil {
-					return res, fmt.Errorf("%s answer latency: %w\n%s", b.target, err, b.p.tailText())
-				}
-				b.answerI += run.answers
-				res.answerTurnP99[b.target] = append(res.answerTurnP99[b.target], summarize(l).P99)
-				lat[b.target], click[b.target] = append(lat[b.target], l...), append(click[b.target], c...)
-				last = b
-			}
-		}
-		for _, b := range builds {
-			s, c := summarize(lat[b.target]), summarize(click[b.target])
-			res.answers[b.target] = []latency{s}
-			res.answersClick[b.target] = []latency{c}
-			r.logf("  %s answer latency: n=%d p50 %s ms, p99 %s ms, max %s ms (from the click: p50 %s ms, p99 %s ms)", b.target, s.N, ms(s.P50), ms(s.P99), ms(s.Max), ms(c.P50), ms(c.P99))
-		}
-	}
-	for _, rate := range run.rates {
-		pooled := map[string]*loadResult{}
-		split := map[string]int{} // where each build's second half of turns starts in its samples
-		for s := range run.slices {
-			for _, b := range turns(s) {
-				settle()
-				lr := b.load(ctx, rate, run.sliceDur)
-				last = b
-				if ctx.Err() != nil {
-					return res, ctx.Err()
-				}
-				pooled[b.target] = pooled[b.target].add(lr)
-				if res.turnP99[b.target] == nil {
-					res.turnP99[b.target] = map[int][]time.Duration{}
-				}
-				res.turnP99[b.target][rate] = append(res.turnP99[b.target][rate], lr.lat.P99)
-				if 2*s < run.slices {
-					split[b.target] = len(pooled[b.target].samples)
-				}
-				r.logf("    turn %d %-12s %5d/s: p50 %s ms, p99 %s ms, max %s ms, sender lag %s ms", s+1, b.target, rate, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), ms(lr.lag))
-			}
-		}
-		for _, b := range builds {
-			lr := pooled[b.target]
+		for _, rate := range run.rates {
+			lr := pooled[rate][t]
 			lr.lat = summarize(lr.samples)
-			if res.runs[b.target] == nil {
-				res.runs[b.target] = map[int][]loadResult{}
+			if res.runs[t] == nil {
+				res.runs[t] = map[int][]loadResult{}
 			}
-			res.runs[b.target][rate] = []loadResult{*lr}
-			if res.halves[b.target] == nil {
-				res.halves[b.target] = map[int][2][]time.Duration{}
-			}
-			k := split[b.target]
-			res.halves[b.target][rate] = [2][]time.Duration{lr.samples[:k], lr.samples[k:]}
-			r.logf("  %-12s %5d/s: %d slices of %v, n=%d p50 %s ms, p99 %s ms, max %s ms, errors %d, sender lag %s ms at worst; CPU/envelope %s ms; load %s",
-				b.target, rate, run.slices, run.sliceDur, lr.lat.N, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), lr.errors, ms(lr.lag), ms(lr.cpuPer()), loadAvg())
+			res.runs[t][rate] = []loadResult{*lr}
+			r.logf("  %-12s %5d/s: %d rounds of %d turns of %v, n=%d p50 %s ms, p99 %s ms, max %s ms, errors %d, sender lag %s ms at worst; CPU/envelope %s ms; load %s",
+				t, rate, rounds, per, run.sliceDur, lr.lat.N, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), lr.errors, ms(lr.lag), ms(lr.cpuPer()), loadAvg())
 		}
 	}
 	return res, nil
 }
 
-// load runs one slice of rate envelopes per second for d, going on
-// through b's payloads from where the last slice stopped.
+// abSetup sets up and starts the builds of targets, in that order, each
+// with a fake and a database of its own; on an error it returns those it
+// set up so far, for the caller to close.
+func (r *rig) abSetup(ctx context.Context, targets []string) ([]*abBuild, error) {
+	var builds []*abBuild
+	for _, t := range targets {
+		fake, err := newFake(slackfake.Config{})
+		if err != nil {
+			return builds, err
+		}
+		b := &abBuild{target: t, fake: fake, db: filepath.Join(r.dir, "ab-"+t+".db"), bin: filepath.Join(r.dir, "ab-"+t)}
+		builds = append(builds, b)
+		if err := stageBinary(r.bins.bin(t), b.bin); err != nil {
+			return builds, err
+		}
+		payloads, err := r.ackSetup(ctx, fake, b.db, t)
+		if err != nil {
+			return builds, fmt.Errorf("A/B setup (%s): %w", t, err)
+		}
+		b.action = replay(fake, payloads)
+		if err := r.startAB(ctx, b); err != nil {
+			return builds, err
+		}
+	}
+	return builds, nil
+}
+
+// abRound runs one round's per turns, numbered from first: the answers'
+// turns, then each rate's, adding each build's samples to res, pooled,
+// lat and click.
+func (r *rig) abRound(ctx context.Context, run abSliceRun, first, per int, builds []*abBuild, res *ackResults, pooled map[int]map[string]*loadResult, lat, click map[string][]time.Duration) error {
+	// order is the builds in turn s: the first of each turn alternates.
+	order := func(s int) []*abBuild {
+		if s%2 == 0 {
+			return builds
+		}
+		return []*abBuild{builds[1], builds[0]}
+	}
+	settle := func() {
+		waitIdle(builds[0].p.cmd.Process.Pid, 0)
+		waitIdle(builds[1].p.cmd.Process.Pid, 100*time.Millisecond)
+	}
+	for s := first; s < first+per && run.answers > 0; s++ {
+		settle()
+		turn := map[string][]time.Duration{}
+		for range run.answers {
+			for _, b := range order(s) {
+				l, c, err := answerSamplesFrom(ctx, b.fake, b.a, b.answerI, 1)
+				if err != nil {
+					return fmt.Errorf("%s answer latency: %w\n%s", b.target, err, b.p.tailText())
+				}
+				b.answerI++
+				turn[b.target] = append(turn[b.target], l...)
+				lat[b.target], click[b.target] = append(lat[b.target], l...), append(click[b.target], c...)
+			}
+		}
+		for _, b := range builds {
+			res.answerTurnP99[b.target] = append(res.answerTurnP99[b.target], summarize(turn[b.target]).P99)
+		}
+	}
+	for _, rate := range run.rates {
+		for s := first; s < first+per; s++ {
+			settle()
+			bs := order(s)
+			lrs := loadTogether(ctx, bs, rate, run.sliceDur)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			for k, b := range bs {
+				lr := lrs[k]
+				pooled[rate][b.target] = pooled[rate][b.target].add(lr)
+				if res.turnP99[b.target] == nil {
+					res.turnP99[b.target] = map[int][]time.Duration{}
+				}
+				res.turnP99[b.target][rate] = append(res.turnP99[b.target][rate], lr.lat.P99)
+				r.logf("    turn %d %-12s %5d/s: p50 %s ms, p99 %s ms, max %s ms, sender lag %s ms", s+1, b.target, rate, ms(lr.lat.P50), ms(lr.lat.P99), ms(lr.lat.Max), ms(lr.lag))
+			}
+		}
+	}
+	return nil
+}
+
+// startAB starts b's build on its database and fake, waits until it is
+// connected, and warms it up (discarded): the connection, caches, the Go
+// runtime's heap.
+func (r *rig) startAB(ctx context.Context, b *abBuild) error {
+	p, err := r.startSlackask(b.fake, slackaskOpts{db: b.db, variant: b.target, bin: b.bin})
+	if err != nil {
+		return err
+	}
+	b.p = p
+	if _, err := p.waitReady(30 * time.Second); err != nil {
+		return err
+	}
+	b.a = newAPI(p.base, 4)
+	if err := waitConnections(ctx, b.fake, 1, 30*time.Second); err != nil {
+		return fmt.Errorf("%w\n%s", err, p.tailText())
+	}
+	if w := b.load(ctx, 100, r.cfg.warmup); w.errors > 0 {
+		return fmt.Errorf("%s warm-up: %d of %d envelopes failed, first: %v\n%s", b.target, w.errors, w.sent, w.firstErr, p.tailText())
+	}
+	return nil
+}
+
+// close stops b's build, if it runs, closes its fake and removes its
+// database.
+func (b *abBuild) close() {
+	if b.a != nil {
+		b.a.close()
+	}
+	if b.p != nil {
+		_ = b.p.stop()
+	}
+	b.fake.Close()
+	removeDB(b.db)
+	_ = os.Remove(b.bin)
+}
+
+// stageBinary copies the executable from to a new file to, read whole
+// and written with one write, so that both builds of the A/B run from
+// files made the same way. How a file came to be in the page cache
+// decides how its text is mapped (a file written with one write is
+// mapped with 2 MB pages from the start, the linker's output and cp's
+// copy were not), and that moved the p99 of one binary by more than the
+// 10 % the A/B is held to (BENCHMARKS.md).
+func stageBinary(from, to string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", from, err)
+	}
+	if err := os.WriteFile(to, raw, 0o755); err != nil {
+		return fmt.Errorf("stage %s: %w", from, err)
+	}
+	return nil
+}
+
+// load runs rate envelopes per second for d on b alone, going on
+// through b's payloads from where its last load stopped.
 func (b *abBuild) load(ctx context.Context, rate int, d time.Duration) loadResult {
-	base := b.next
-	lr := runLoad(ctx, b.fake, b.p.cmd.Process.Pid, rate, d, func(i int) func(context.Context) error { return b.action(base + i) })
-	b.next += lr.sent
-	return lr
+	return loadTogether(ctx, []*abBuild{b}, rate, d)[0]
+}
+
+// loadTogether runs rate envelopes per second for d on each of bs at
+// once, interleaved in the order of bs (runLoads), each going on through
+// its payloads from where its last load stopped.
+func loadTogether(ctx context.Context, bs []*abBuild, rate int, d time.Duration) []loadResult {
+	specs := make([]loadSpec, len(bs))
+	for k, b := range bs {
+		base := b.next
+		specs[k] = loadSpec{fake: b.fake, pid: b.p.cmd.Process.Pid, action: func(i int) func(context.Context) error { return b.action(base + i) }}
+	}
+	lrs := runLoads(ctx, rate, d, specs)
+	for k, b := range bs {
+		b.next += lrs[k].sent
+	}
+	return lrs
 }
 
 // add pools o into l (nil: a new pool): samples, counts and CPU add up,

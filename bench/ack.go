@@ -44,9 +44,10 @@ type ackResults struct {
 	answersClick map[string][]latency
 	errs         map[string]string // target → why it could not run
 	asks         int               // asks the envelopes act on
-	// halves: for the sliced A/B, each build's ack samples per rate from
-	// the first and from the second half of its slices.
-	halves map[string]map[int][2][]time.Duration
+	// rounds, roundTurns: for the sliced A/B, its rounds and the turns
+	// in each; turnP99 and answerTurnP99 hold the rounds one after the
+	// other.
+	rounds, roundTurns int
 	// turnP99: for the sliced A/B, each build's p99 of each of its turns
 	// per rate, in turn order.
 	turnP99 map[string]map[int][]time.Duration

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,38 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 )
+
+// roundsInterval's interval is the ratio itself when every turn differs
+// by it, spans the rounds' own ratios when those differ, and is refused
+// without two whole rounds.
+func TestRoundsInterval(t *testing.T) {
+	var old, scaled, shifted []time.Duration
+	for r := range 5 {
+		for i := range 4 {
+			o := time.Duration(5*(i+1)) * time.Millisecond
+			old = append(old, o)
+			scaled = append(scaled, o*6/5)
+			// Round r is 0.8× … 1.2× old: a setup's luck, whole rounds.
+			shifted = append(shifted, o*time.Duration(8+r)/10)
+		}
+	}
+	if lo, hi, ok := roundsInterval(old, scaled, 4); !ok || lo != 1.2 || hi != 1.2 {
+		t.Errorf("every turn 1.2×: interval %v–%v (ok %v), want 1.2–1.2", lo, hi, ok)
+	}
+	lo, hi, ok := roundsInterval(old, shifted, 4)
+	if !ok || lo < 0.8 || hi > 1.2 || lo >= 1 || hi <= 1 || hi-lo < 0.1 {
+		t.Errorf("rounds 0.8×…1.2×: interval %v–%v (ok %v), want a span around 1 within 0.8–1.2", lo, hi, ok)
+	}
+	if lo2, hi2, _ := roundsInterval(old, shifted, 4); lo2 != lo || hi2 != hi {
+		t.Errorf("a second call gave %v–%v, the first %v–%v: the draws are not seeded", lo2, hi2, lo, hi)
+	}
+	if _, _, ok := roundsInterval(old[:7], scaled[:7], 4); ok {
+		t.Error("an interval from one whole round")
+	}
+	if _, _, ok := roundsInterval(old, scaled[:8], 4); ok {
+		t.Error("an interval from sequences of different lengths")
+	}
+}
 
 func TestPercentile(t *testing.T) {
 	var xs []time.Duration
@@ -250,10 +283,11 @@ func TestABScaleOnlyReport(t *testing.T) {
 	}
 }
 
-// The A/B's latencies in turns (abslices.go), with this build as both
-// sides: every turn's acks are pooled into its build's result, the halves
-// hold the first and the second half of them, each turn's p99 is kept,
-// the answers add up, and the target is judged on the turns' median p99.
+// The A/B's latencies in rounds of turns (abslices.go), with this build
+// as both sides: every turn's acks are pooled into its build's result,
+// each turn's p99 is kept, the answers add up, the report gives each
+// round's ratio, and the target is judged on the turns' median p99, with
+// its interval over the rounds.
 func TestABSlicedSmoke(t *testing.T) {
 	dir, bins := smokeBinaries(t)
 	bins.old = bins.slackask
@@ -262,7 +296,7 @@ func TestABSlicedSmoke(t *testing.T) {
 	r := &rig{cfg: cfg, dir: dir, bins: bins, logf: t.Logf}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 2})
+	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, rounds: 2, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,10 +304,6 @@ func TestABSlicedSmoke(t *testing.T) {
 		runs := res.runs[b][50]
 		if len(runs) != 1 || runs[0].errors > 0 || runs[0].lat.N != 4*15 || runs[0].sent != 4*15 {
 			t.Fatalf("%s: %+v", b, runs)
-		}
-		h := res.halves[b][50]
-		if len(h[0]) != 2*15 || len(h[1]) != 2*15 {
-			t.Fatalf("%s: halves of %d and %d acks, want 30 each", b, len(h[0]), len(h[1]))
 		}
 		if tp := res.turnP99[b][50]; len(tp) != 4 || slices.Contains(tp, 0) {
 			t.Fatalf("%s: turns' p99s %v, want 4 of them", b, tp)
@@ -287,8 +317,15 @@ func TestABSlicedSmoke(t *testing.T) {
 	}
 	ab := &abResults{Ack: res, Rates: []int{50}, Scale: map[string][]scaleLevel{}}
 	md := (&report{AB: ab, cfg: cfg, Reps: 1}).markdown()
-	if !strings.Contains(md, "first and in the second half of the turns") {
-		t.Fatalf("report without the halves:\n%s", md)
+	if res.roundTurns != 2 {
+		t.Fatalf("%d turns per round, want 2", res.roundTurns)
+	}
+	if !regexp.MustCompile(`Ack p99 at 50/s, new ÷ old, the median of the turns' p99s in each round: [0-9.]+×, [0-9.]+×\.`).MatchString(md) ||
+		!regexp.MustCompile(`Answer p99, new ÷ old, the median of the turns' p99s in each round: [0-9.]+×, [0-9.]+×\.`).MatchString(md) {
+		t.Fatalf("report without the rounds:\n%s", md)
+	}
+	if !regexp.MustCompile(`\| ack p99 at 50/s, median of the turns' p99s \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+× \(90 % interval over the rounds [0-9.]+–[0-9.]+×\) \|`).MatchString(md) {
+		t.Fatalf("the target row without its interval over the rounds:\n%s", md)
 	}
 	if !strings.Contains(md, "| A/B: ack p99 at 50/s, median of the turns' p99s within 10 % of the old build |") ||
 		strings.Contains(md, "| A/B: ack p99 at 50/s, all acks pooled within") ||

@@ -83,45 +83,74 @@ const maxInFlight = 8192
 // sent at start + i/rate whatever happened to the earlier ones. The
 // latencies are the fake's, from writing each envelope to reading its ack.
 func runLoad(ctx context.Context, fake *slackfake.Server, targetPID, rate int, d time.Duration, action func(i int) func(context.Context) error) loadResult {
-	total := int(float64(rate) * d.Seconds())
-	before := len(fake.AckLatencies())
-	cpu0, self0 := cpuTime(targetPID), cpuTime(0)
+	return runLoads(ctx, rate, d, []loadSpec{{fake: fake, pid: targetPID, action: action}})[0]
+}
+
+// loadSpec is one target of runLoads: the fake it is connected to, its
+// process (0: none to measure) and the envelopes to send it.
+type loadSpec struct {
+	fake   *slackfake.Server
+	pid    int
+	action func(i int) func(context.Context) error
+}
+
+// runLoads is runLoad for several targets at once, their envelopes
+// interleaved: each target gets rate envelopes per second, its own i-th
+// at start + (i + k/n)/rate for target k of n, so their schedules are
+// offset by 1/(n·rate) and one sender keeps their order. Each target's
+// latencies come from its own fake; the driver's CPU time is theirs
+// together and is given to each.
+func runLoads(ctx context.Context, rate int, d time.Duration, specs []loadSpec) []loadResult {
+	n := len(specs)
+	per := int(float64(rate) * d.Seconds())
+	before := make([]int, n)
+	cpu0 := make([]time.Duration, n)
+	for k, s := range specs {
+		before[k], cpu0[k] = len(s.fake.AckLatencies()), cpuTime(s.pid)
+	}
+	self0 := cpuTime(0)
 	var (
 		wg       sync.WaitGroup
-		errs     atomic.Int64
-		firstErr atomic.Pointer[error]
-		res      loadResult
+		errs     = make([]atomic.Int64, n)
+		firstErr = make([]atomic.Pointer[error], n)
+		res      = make([]loadResult, n)
+		lag      time.Duration
 	)
 	sem := make(chan struct{}, maxInFlight)
 	start := time.Now()
-	for i := 0; i < total && ctx.Err() == nil; i++ {
-		due := start.Add(time.Duration(float64(i) / float64(rate) * float64(time.Second)))
+	for j := 0; j < per*n && ctx.Err() == nil; j++ {
+		k, i := j%n, j/n
+		due := start.Add(time.Duration(float64(j) / float64(n*rate) * float64(time.Second)))
 		if wait := time.Until(due); wait > 0 {
 			time.Sleep(wait)
-		} else if -wait > res.lag {
-			res.lag = -wait
+		} else if -wait > lag {
+			lag = -wait
 		}
 		sem <- struct{}{}
-		act := action(i)
-		res.sent++
+		act := specs[k].action(i)
+		res[k].sent++
 		wg.Go(func() {
 			defer func() { <-sem }()
 			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			if err := act(actx); err != nil {
-				errs.Add(1)
-				firstErr.CompareAndSwap(nil, &err)
+				errs[k].Add(1)
+				firstErr[k].CompareAndSwap(nil, &err)
 			}
 		})
 	}
 	wg.Wait()
-	res.targetCPU, res.driverCPU = cpuTime(targetPID)-cpu0, cpuTime(0)-self0
-	all := fake.AckLatencies()
-	res.samples = all[min(before, len(all)):]
-	res.lat = summarize(res.samples)
-	res.errors = int(errs.Load())
-	if p := firstErr.Load(); p != nil {
-		res.firstErr = *p
+	driver := cpuTime(0) - self0
+	for k, s := range specs {
+		r := &res[k]
+		r.targetCPU, r.driverCPU, r.lag = cpuTime(s.pid)-cpu0[k], driver, lag
+		all := s.fake.AckLatencies()
+		r.samples = all[min(before[k], len(all)):]
+		r.lat = summarize(r.samples)
+		r.errors = int(errs[k].Load())
+		if p := firstErr[k].Load(); p != nil {
+			r.firstErr = *p
+		}
 	}
 	return res
 }

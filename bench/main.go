@@ -35,9 +35,10 @@
 //	BENCH_OLD_BIN=F       the slackask build to compare with (ab, callgrind)
 //	BENCH_AB_RATES=a,b    A/B ack rates (100,1000), BENCH_AB_LEVEL=N pending asks (10000),
 //	                      BENCH_AB_SCALE_REPS=N scale levels per build (1),
-//	                      BENCH_AB_SLICES=N turns per build (20), BENCH_AB_SLICE_MS=N
-//	                      load per turn (2000), BENCH_AB_ANSWERS=N answers per
-//	                      build and turn (40)
+//	                      BENCH_AB_SLICES=N turns per build and rate (20),
+//	                      BENCH_AB_ROUNDS=N fresh starts of both builds (4),
+//	                      BENCH_AB_SLICE_MS=N load per turn (2000),
+//	                      BENCH_AB_ANSWERS=N answers per build and turn (40)
 //	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
 //	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
@@ -104,9 +105,10 @@ type config struct {
 	abRates     []int
 	abLevel     int
 	abScaleReps int
-	// the A/B's latencies: turns per build and the load of one turn
-	// (abslices.go)
+	// the A/B's latencies: turns per build and rate, the rounds they are
+	// cut into, and the load of one turn (abslices.go)
 	abSlices   int
+	abRounds   int
 	abSliceDur time.Duration
 	// abAnswers: answer samples per build in each turn
 	abAnswers int
@@ -126,7 +128,7 @@ func fullConfig() config {
 		economyAsks: 20, rlAsks: 200, rlChannels: 3,
 		capRates: []int{250, 500, 1000, 1500, 2000, 3000, 4000}, capDur: 3 * time.Second,
 		abRates: []int{100, 1000}, abLevel: 10000, abScaleReps: 1,
-		abSlices: 20, abSliceDur: 2 * time.Second, abAnswers: 40,
+		abSlices: 20, abRounds: 4, abSliceDur: 2 * time.Second, abAnswers: 40,
 		cgN: 1000, cgReps: 1,
 	}
 }
@@ -140,7 +142,7 @@ func quickConfig() config {
 		economyAsks: 5, rlAsks: 10, rlChannels: 1,
 		capRates: []int{250, 1000}, capDur: time.Second,
 		abRates: []int{100, 1000}, abLevel: 1000, abScaleReps: 1,
-		abSlices: 2, abSliceDur: 500 * time.Millisecond, abAnswers: 5,
+		abSlices: 2, abRounds: 1, abSliceDur: 500 * time.Millisecond, abAnswers: 5,
 		cgN: 20, cgReps: 1,
 	}
 }
@@ -233,6 +235,9 @@ func main() {
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_SLICES")); err == nil && n > 0 && n <= 200 {
 		cfg.abSlices = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_ROUNDS")); err == nil && n > 0 && n <= 50 {
+		cfg.abRounds = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_AB_SLICE_MS")); err == nil && n >= 100 && n <= 60000 {
 		cfg.abSliceDur = time.Duration(n) * time.Millisecond
@@ -364,7 +369,7 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 		if bins.old == "" {
 			logf("A/B: skipped (set BENCH_OLD_BIN to the build to compare with)")
 		} else {
-			logf("A/B: %s against %s: ack at %v/s in %d turns of %v per build, answers, %d pending asks", "this tree", bins.old, cfg.abRates, cfg.abSlices, cfg.abSliceDur, cfg.abLevel)
+			logf("A/B: %s against %s: ack at %v/s in %d turns of %v per build, %d rounds, answers, %d pending asks", "this tree", bins.old, cfg.abRates, cfg.abSlices, cfg.abSliceDur, cfg.abRounds, cfg.abLevel)
 			res, err := r.abBench(ctx, !cfg.runs("ab"))
 			rep.AB = res
 			if err != nil {

@@ -219,8 +219,8 @@ func (r *report) abMarkdown(w writer) []target {
 	a := ab.Ack
 	var targets []target
 	w("### A/B: this build against the old one, in one run\n\n")
-	w("Both builds are up at once, each with its own fake and its own database with its own %d posted asks, and take turns: %d turns each, the first of each pair alternating, each turn starting once the build before it is idle (bench/abslices.go). Ack: the select changes of the capacity search, %v per turn and rate, all of a build's acks at a rate pooled into one p50 and p99, and each turn's own p99, whose median the ack targets judge; answer: %d asks per build in all, %d per turn, as in \"Answer latency\", judged the same way (with fewer than 100 per turn, a turn's p99 is its slowest). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
-		r.cfg.ackAsks, r.cfg.abSlices, r.cfg.abSliceDur, r.cfg.abAnswers*r.cfg.abSlices, r.cfg.abAnswers, ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
+	w("The run is cut into %d rounds, and each round sets both builds up afresh, each with its own fake, its own database with its own %d posted asks, and its own process, the build set up first alternating. In a round both builds are measured at the same time, their work interleaved (bench/abslices.go), in turns that start once both are idle, the first build of each turn alternating: %d turns in all. Ack: the select changes of the capacity search, %v per turn and rate, sent as one stream that alternates between the builds, each getting the rate; all of a build's acks at a rate pooled into one p50 and p99, and each turn's own p99, whose median the ack targets judge; answer: %d asks per build in all, %d per turn, one ask at a time, each build's in turn, as in \"Answer latency\", judged the same way (with fewer than 100 per turn, a turn's p99 is its slowest). Resident memory: one scale level per build (%d pending asks created through the HTTP API, then %d long-polling callers), %d repetition(s). The new build journals each click before acking it and stores it after (issues 14.1 and 14); the old acked as soon as it had the envelope id.\n\n",
+		a.rounds, r.cfg.ackAsks, a.rounds*a.roundTurns, r.cfg.abSliceDur, r.cfg.abAnswers*a.rounds*a.roundTurns, r.cfg.abAnswers, ab.Level, min(ab.Level, r.cfg.pollers), r.cfg.abScaleReps)
 	w("| measure | old | new | new ÷ old |\n|---|---:|---:|---:|\n")
 	row := func(what string, old, nw float64, unit string, target bool) {
 		x := nw / old
@@ -230,10 +230,19 @@ func (r *report) abMarkdown(w writer) []target {
 		}
 	}
 	// p99Rows writes a p99's rows: the pooled p99 for reference, and the
-	// median of the turns' p99s (oldTurns, newTurns) as the target.
+	// median of the turns' p99s (oldTurns, newTurns) as the target, with
+	// its 90 % interval over the rounds when there are two or more.
 	p99Rows := func(what, pooledWhat string, oldPooled, newPooled time.Duration, oldTurns, newTurns []time.Duration) {
 		row(what+", "+pooledWhat, msf(oldPooled), msf(newPooled), "ms", false)
-		row(what+", median of the turns' p99s", msf(median(oldTurns)), msf(median(newTurns)), "ms", true)
+		what += ", median of the turns' p99s"
+		o, n := median(oldTurns), median(newTurns)
+		x := msf(n) / msf(o)
+		measured := fmt.Sprintf("%.2f×", x)
+		if lo, hi, ok := roundsInterval(oldTurns, newTurns, a.roundTurns); ok {
+			measured += fmt.Sprintf(" (90 %% interval over the rounds %.2f–%.2f×)", lo, hi)
+		}
+		w("| %s | %s | %s | %s |\n", what, fmtVal(msf(o), "ms"), fmtVal(msf(n), "ms"), measured)
+		targets = append(targets, tgt(fmt.Sprintf("A/B: %s within 10 %% of the old build", what), measured, x <= targetABRatio))
 	}
 	for _, rate := range ab.Rates {
 		o, _, ook := a.median(targetOld, rate)
@@ -277,17 +286,25 @@ func (r *report) abMarkdown(w writer) []target {
 		}
 	}
 	w("\n")
-	for _, rate := range ab.Rates {
-		oh, nh := a.halves[targetOld][rate], a.halves[targetSlackask][rate]
-		if len(oh[0]) == 0 || len(oh[1]) == 0 || len(nh[0]) == 0 || len(nh[1]) == 0 {
-			continue
+	if k := a.roundTurns; k > 0 {
+		byRound := func(what string, old, nw []time.Duration) {
+			if len(old) != len(nw) || len(old) <= k {
+				return
+			}
+			var xs []string
+			for i := 0; i+k <= len(old); i += k {
+				xs = append(xs, fmt.Sprintf("%.2f×", msf(median(nw[i:i+k]))/msf(median(old[i:i+k]))))
+			}
+			w("%s, new ÷ old, the median of the turns' p99s in each round: %s.\n", what, strings.Join(xs, ", "))
 		}
-		h1, h2 := msf(summarize(nh[0]).P99)/msf(summarize(oh[0]).P99), msf(summarize(nh[1]).P99)/msf(summarize(oh[1]).P99)
-		w("Ack p99 at %d/s (pooled), new ÷ old, in the first and in the second half of the turns: %.2f×, %.2f×.\n", rate, h1, h2)
+		for _, rate := range ab.Rates {
+			byRound(fmt.Sprintf("Ack p99 at %d/s", rate), a.turnP99[targetOld][rate], a.turnP99[targetSlackask][rate])
+		}
+		byRound("Answer p99", a.answerTurnP99[targetOld], a.answerTurnP99[targetSlackask])
 	}
 	w("\n")
 	if len(a.turnP99) > 0 {
-		w("Why the median of the turns' p99s: the machine's disturbances come in bursts of a second or so, and the few turns one hits set the pooled p99 of whichever build had them; the median is not moved by a few such turns. Neither is steady on a shared machine: BENCHMARKS.md gives A/A runs (the same binary on both sides), which show how far either ratio moves with nothing changed.\n\n")
+		w("Why the median of the turns' p99s: a turn's p99 is one of its slowest few acks, and a disturbance of a second or so sets it in whichever turns it hits; the median is not moved by a few such turns. The interval beside it comes from drawing the rounds again with replacement (bench/stats.go): how far the ratio moves with other setups and other minutes of the machine. BENCHMARKS.md gives A/A runs (the same binary on both sides) of this method.\n\n")
 	}
 	return targets
 }

@@ -287,6 +287,9 @@ type slackaskOpts struct {
 	extra   []string
 	// variant is targetSlackask (default) or targetOld: which build runs.
 	variant string
+	// bin, if set, is the variant's binary to run instead of the one in
+	// r.bins (a copy staged for the A/B).
+	bin string
 	// wrap runs the binary under another program (valgrind and its
 	// options); the process is then that program.
 	wrap []string
@@ -301,6 +304,9 @@ func (r *rig) startSlackask(fake *slackfake.Server, o slackaskOpts) (*proc, erro
 		o.channel = benchChannel
 	}
 	bin, pprofAddr := r.bins.bin(o.variant), ""
+	if o.bin != "" {
+		bin = o.bin
+	}
 	if bin == "" {
 		return nil, fmt.Errorf("no %s build (BENCH_OLD_BIN)", o.variant)
 	}

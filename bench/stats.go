@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -96,3 +97,34 @@ func passMiss(ok bool) string {
 	}
 	return "MISS"
 }
+
+// roundsInterval is a 90 % bootstrap interval of medianRatio(old, nw)
+// for turns in rounds of k: rounds, each a build's k turns with the
+// other's same k turns, are drawn with replacement, as many as there are,
+// 2,000 times, and the 5th and 95th percentiles of the ratios returned.
+// Rounds, not turns, are drawn because a round's setups are what the
+// turns of a round share (abslices.go). The draws are seeded, so one
+// run's report gives one interval. ok is false with fewer than two whole
+// rounds, or unequal sequences.
+func roundsInterval(old, nw []time.Duration, k int) (lo, hi float64, ok bool) {
+	if k <= 0 || len(old) != len(nw) || len(old) < 2*k {
+		return 0, 0, false
+	}
+	rounds := len(old) / k
+	rng := rand.New(rand.NewPCG(1, 2))
+	ratios := make([]float64, 0, 2000)
+	var o, n []time.Duration
+	for range 2000 {
+		o, n = o[:0], n[:0]
+		for range rounds {
+			i := rng.IntN(rounds) * k
+			o, n = append(o, old[i:i+k]...), append(n, nw[i:i+k]...)
+		}
+		ratios = append(ratios, medianRatio(o, n))
+	}
+	slices.Sort(ratios)
+	return ratios[len(ratios)*5/100], ratios[len(ratios)*95/100], true
+}
+
+// medianRatio is median(nw) ÷ median(old).
+func medianRatio(old, nw []time.Duration) float64 { return ratio(median(nw), median(old)) }
