@@ -98,8 +98,8 @@ type loadSpec struct {
 // interleaved: each target gets rate envelopes per second, its own i-th
 // at start + (i + k/n)/rate for target k of n, so their schedules are
 // offset by 1/(n·rate) and one sender keeps their order. Each target's
-// latencies come from its own fake; the driver's CPU time is theirs
-// together and is given to each.
+// latencies come from its own fake; the driver's CPU time and the
+// sender's worst lag are theirs together and are given to each.
 func runLoads(ctx context.Context, rate int, d time.Duration, specs []loadSpec) []loadResult {
 	n := len(specs)
 	per := int(float64(rate) * d.Seconds())

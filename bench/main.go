@@ -35,8 +35,8 @@
 //	BENCH_OLD_BIN=F       the slackask build to compare with (ab, callgrind)
 //	BENCH_AB_RATES=a,b    A/B ack rates (100,1000), BENCH_AB_LEVEL=N pending asks (10000),
 //	                      BENCH_AB_SCALE_REPS=N scale levels per build (1),
-//	                      BENCH_AB_SLICES=N turns per build and rate (20),
-//	                      BENCH_AB_ROUNDS=N fresh starts of both builds (4),
+//	                      BENCH_AB_SLICES=N turns per build and rate (60),
+//	                      BENCH_AB_ROUNDS=N fresh setups of both builds (12),
 //	                      BENCH_AB_SLICE_MS=N load per turn (2000),
 //	                      BENCH_AB_ANSWERS=N answers per build and turn (40)
 //	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
@@ -128,7 +128,7 @@ func fullConfig() config {
 		economyAsks: 20, rlAsks: 200, rlChannels: 3,
 		capRates: []int{250, 500, 1000, 1500, 2000, 3000, 4000}, capDur: 3 * time.Second,
 		abRates: []int{100, 1000}, abLevel: 10000, abScaleReps: 1,
-		abSlices: 20, abRounds: 4, abSliceDur: 2 * time.Second, abAnswers: 40,
+		abSlices: 60, abRounds: 12, abSliceDur: 2 * time.Second, abAnswers: 40,
 		cgN: 1000, cgReps: 1,
 	}
 }
