@@ -287,7 +287,7 @@ func TestABScaleOnlyReport(t *testing.T) {
 // as both sides: every turn's acks are pooled into its build's result,
 // each turn's p99 is kept, the answers add up, the report gives each
 // round's ratio, and the target is judged on the turns' median p99, with
-// its interval over the rounds.
+// its interval over the rounds; nothing a round staged is left.
 func TestABSlicedSmoke(t *testing.T) {
 	dir, bins := smokeBinaries(t)
 	bins.old = bins.slackask
@@ -299,6 +299,10 @@ func TestABSlicedSmoke(t *testing.T) {
 	res, err := r.abAckSliced(ctx, abSliceRun{slices: 4, rounds: 2, sliceDur: 300 * time.Millisecond, rates: []int{50}, answers: 2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each round's staged binaries and databases are gone with it.
+	if left, _ := filepath.Glob(filepath.Join(dir, "ab-*")); len(left) > 0 {
+		t.Fatalf("left behind by the rounds: %v", left)
 	}
 	for _, b := range []string{targetSlackask, targetOld} {
 		runs := res.runs[b][50]

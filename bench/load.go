@@ -87,7 +87,8 @@ func runLoad(ctx context.Context, fake *slackfake.Server, targetPID, rate int, d
 }
 
 // loadSpec is one target of runLoads: the fake it is connected to, its
-// process (0: none to measure) and the envelopes to send it.
+// process, whose CPU time is measured (0: this one), and the envelopes
+// to send it.
 type loadSpec struct {
 	fake   *slackfake.Server
 	pid    int

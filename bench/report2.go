@@ -236,7 +236,7 @@ func (r *report) abMarkdown(w writer) []target {
 		row(what+", "+pooledWhat, msf(oldPooled), msf(newPooled), "ms", false)
 		what += ", median of the turns' p99s"
 		o, n := median(oldTurns), median(newTurns)
-		x := msf(n) / msf(o)
+		x := medianRatio(oldTurns, newTurns)
 		measured := fmt.Sprintf("%.2f×", x)
 		if lo, hi, ok := roundsInterval(oldTurns, newTurns, a.roundTurns); ok {
 			measured += fmt.Sprintf(" (90 %% interval over the rounds %.2f–%.2f×)", lo, hi)
@@ -293,7 +293,7 @@ func (r *report) abMarkdown(w writer) []target {
 			}
 			var xs []string
 			for i := 0; i+k <= len(old); i += k {
-				xs = append(xs, fmt.Sprintf("%.2f×", msf(median(nw[i:i+k]))/msf(median(old[i:i+k]))))
+				xs = append(xs, fmt.Sprintf("%.2f×", medianRatio(old[i:i+k], nw[i:i+k])))
 			}
 			w("%s, new ÷ old, the median of the turns' p99s in each round: %s.\n", what, strings.Join(xs, ", "))
 		}
