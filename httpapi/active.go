@@ -276,16 +276,22 @@ type guardedConn struct {
 
 // Read notes when the server first reads, when bytes first came and
 // whether it is blocked in Read, then reads.
+//
+// inRead is cleared before firstBytes is set: were it the other way
+// round, a server goroutine descheduled between the two stores would
+// show, for as long as it waits for a CPU, a connection blocked in Read
+// after its first bytes, and nextEviction would close it once the grace
+// passed, though its whole request had come.
 func (c *guardedConn) Read(b []byte) (int, error) {
 	if c.firstRead.Load() == 0 {
 		c.firstRead.CompareAndSwap(0, time.Now().UnixNano())
 	}
 	c.inRead.Store(true)
 	n, err := c.Conn.Read(b)
+	c.inRead.Store(false)
 	if n > 0 && c.firstBytes.Load() == 0 {
 		c.firstBytes.Store(time.Now().UnixNano())
 	}
-	c.inRead.Store(false)
 	return n, err
 }
 
