@@ -109,6 +109,7 @@ type run struct {
 	counts  map[string]int      // faults injected by kind
 	queues  map[string]chan *askModel
 	pending atomic.Int64
+	summary string // the run's figures, once check has them
 }
 
 func TestChaos(t *testing.T) {
@@ -130,12 +131,16 @@ func TestChaos(t *testing.T) {
 			} else {
 				t.Logf("slackask serve logs (last 64 KiB):\n%s", tail(logs, 64<<10))
 			}
+			t.Logf("chaos: %s", ru.summary)
+			for _, f := range r.reported() {
+				t.Logf("chaos failure: %s", f)
+			}
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), set.dur+3*time.Minute)
 	defer cancel()
 	if err := r.restart(ctx); err != nil {
-		t.Fatal(err)
+		r.fatalf("first start: %v", err)
 	}
 	ru.stop = time.Now().Add(set.dur)
 	var wg sync.WaitGroup
@@ -295,7 +300,7 @@ func (ru *run) count(name string) {
 
 func (ru *run) restartOrFail(ctx context.Context) {
 	if err := ru.r.restart(ctx); err != nil {
-		ru.t.Errorf("restart after a kill: %v", err)
+		ru.r.errorf("restart after a kill: %v", err)
 	}
 }
 
@@ -390,7 +395,7 @@ func (ru *run) recovery250(ctx context.Context) {
 	}
 	for i := range 250 {
 		if err := ru.noise(ctx, i); err != nil {
-			ru.t.Errorf("posting noise: %v", err)
+			ru.r.errorf("posting noise: %v", err)
 			return
 		}
 	}
@@ -493,7 +498,7 @@ func (ru *run) create(ctx context.Context, a *askModel, rng *rand.Rand) bool {
 		cancel()
 		if err == nil && (code == 200 || code == 201) {
 			if got.ID == "" {
-				ru.t.Errorf("POST %s: %d without an id: %+v", a.agent, code, got)
+				ru.r.errorf("POST %s: %d without an id: %+v", a.agent, code, got)
 				return false
 			}
 			// No ts: the post's outcome is unknown to slackask, which
@@ -730,16 +735,16 @@ func (ru *run) perform(ctx context.Context, a *askModel, x act, final bool) bool
 				return false
 			}
 		case errors.As(err, &verr):
-			ru.t.Errorf("ask %s: %s: the modal answered %v", a.id, x.what, verr)
+			ru.r.errorf("ask %s: %s: the modal answered %v", a.id, x.what, verr)
 			return false
 		default:
-			ru.t.Errorf("ask %s: %s: %v", a.id, x.what, err)
+			ru.r.errorf("ask %s: %s: %v", a.id, x.what, err)
 			return false
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	if final {
-		ru.t.Errorf("ask %s: %s never acknowledged after the final restart", a.id, x.what)
+		ru.r.errorf("ask %s: %s never acknowledged after the final restart", a.id, x.what)
 	}
 	return false
 }
@@ -779,10 +784,12 @@ type violation struct {
 // check restarts the child one last time and checks every invariant.
 func (ru *run) check(ctx context.Context) {
 	t, r := ru.t, ru.r
+	settleStart := time.Now()
 	synced := ru.settle(ctx)
+	settled := time.Since(settleStart)
 	r.kill("final restart")
 	if err := r.restart(ctx); err != nil {
-		t.Fatalf("final restart: %v", err)
+		r.fatalf("final restart: %v", err)
 	}
 	var vs []violation
 	add := func(inv, ask string, lost int, f string, args ...any) {
@@ -874,7 +881,7 @@ func (ru *run) check(ctx context.Context) {
 	listed, err := r.listAsks(lctx)
 	cancel()
 	if err != nil {
-		t.Errorf("listing asks: %v", err)
+		r.errorf("listing asks: %v", err)
 	}
 	byAgent := map[string][]string{}
 	inDB := map[string]bool{}
@@ -998,11 +1005,12 @@ func (ru *run) check(ctx context.Context) {
 	for _, k := range kills {
 		points[k.point]++
 	}
-	t.Logf("chaos summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks",
+	ru.summary = fmt.Sprintf("summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v",
 		ru.set.seed, ru.set.dur, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
-		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n)
+		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond))
+	t.Logf("chaos %s", ru.summary)
 	for _, v := range vs {
-		t.Errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
+		r.errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
 	}
 }
 
@@ -1015,7 +1023,8 @@ func (ru *run) check(ctx context.Context) {
 // disagrees ("id unposted" for a pending ask without one), so that a message update given up (rather than
 // retried until it lands) is found without a restart's resync hiding it.
 func (ru *run) settle(ctx context.Context) []string {
-	deadline := time.Now().Add(60 * time.Second)
+	start := time.Now()
+	deadline, nextNote := start.Add(60*time.Second), start.Add(10*time.Second)
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		listed, err := ru.r.listAsks(lctx)
@@ -1039,6 +1048,12 @@ func (ru *run) settle(ctx context.Context) []string {
 		}
 		if err == nil && len(bad) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return bad
+		}
+		if time.Now().After(nextNote) {
+			// What a long settle waits for: a retry after an outage, or a
+			// post left to the dispatcher's grace.
+			nextNote = nextNote.Add(10 * time.Second)
+			ru.t.Logf("settle: after %v, waiting on %d asks (list error %v): %v", time.Since(start).Round(time.Second), len(bad), err, bad[:min(len(bad), 5)])
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

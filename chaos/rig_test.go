@@ -89,6 +89,33 @@ type rig struct {
 	kills  []killRec
 	faults map[string][]*proxyFault // API method → queued faults
 	down   map[string]time.Time     // API method → answers 500 until then
+
+	failures []string // every failure reported, repeated after the logs
+}
+
+// errorf reports a failure and keeps it, so that the end of the output
+// (all a CI page may show) repeats it after the children's logs.
+func (r *rig) errorf(format string, args ...any) {
+	r.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.failures = append(r.failures, msg)
+	r.mu.Unlock()
+	r.t.Error(msg)
+}
+
+// fatalf is errorf, then the end of the test.
+func (r *rig) fatalf(format string, args ...any) {
+	r.t.Helper()
+	r.errorf(format, args...)
+	r.t.FailNow()
+}
+
+// reported is every failure errorf kept.
+func (r *rig) reported() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.failures...)
 }
 
 func newRig(t *testing.T, bin string) *rig {
@@ -245,7 +272,7 @@ func (r *rig) start() *child {
 	w := &prefixWriter{prefix: fmt.Sprintf("[%d] ", c.gen), w: r.logs}
 	c.cmd.Stdout, c.cmd.Stderr = w, w
 	if err := c.cmd.Start(); err != nil {
-		r.t.Errorf("starting slackask serve: %v", err)
+		r.errorf("starting slackask serve: %v", err)
 		close(c.done)
 		return c
 	}
