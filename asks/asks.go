@@ -72,6 +72,10 @@ type Service struct {
 	bg      sync.WaitGroup // reminders in flight
 	stats   stats
 	posting posting
+	// recovered is closed once recover has looked at every record an
+	// earlier process left (tests wait for it before they act, so that
+	// recovery does not find their own changes unsynced and hold them).
+	recovered chan struct{}
 	// life ends with Run's ctx: background work started outside Run
 	// (resolvePost) stops with it.
 	life    context.Context
@@ -97,7 +101,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.PostTimeout <= 0 {
 		cfg.PostTimeout = 30 * time.Second
 	}
-	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger}
+	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger, recovered: make(chan struct{})}
 	s.waiters.init()
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.syncer = newSyncer(s)
@@ -118,7 +122,7 @@ func (s *Service) Run(ctx context.Context) {
 	var bg sync.WaitGroup
 	bg.Go(func() { s.syncer.run(ctx) })
 	bg.Go(func() { s.sched.run(ctx) })
-	bg.Go(func() { s.recover(ctx) })
+	bg.Go(func() { s.recover(ctx); close(s.recovered) })
 	bg.Wait()
 	s.bg.Wait()
 }

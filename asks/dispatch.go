@@ -29,8 +29,11 @@ const (
 	// due for any replica.
 	syncGrace = 10 * time.Second
 	// postGrace is how long a stored ask may stay unposted before it is
-	// due: longer than any post in flight takes (a replica that died
-	// between storing an ask and posting it leaves it to another).
+	// due: longer than any call to the surface in flight takes to land,
+	// even once its sender died (a replica that died between storing an
+	// ask and posting it leaves it to another). It also bounds how long
+	// a dead process's message update can land after its successor's
+	// (see dispatcher.held).
 	postGrace = 45 * time.Second
 	// retryMax caps the pause between attempts of a failing duty: a
 	// message left showing live buttons after an outage is fixed within
@@ -82,6 +85,14 @@ type dispatcher struct {
 	duties []Duty
 	soon   time.Time // the earliest WakeAt this process wrote since the last claim
 	retry  map[retryKey]*retryState
+	// held: asks whose message an earlier process may still update. A
+	// record found unsynced at start-up may have had an update in flight
+	// when its process died, and Slack can apply that update after this
+	// process's newer one, putting an older rendering back (nothing tells
+	// this process). Until the time held, a rendering that lands does
+	// not mark the record synced, so the dispatcher renders it once more
+	// after the time, and so does a successor if this process dies first.
+	held map[string]time.Time
 }
 
 type retryKey struct{ id, duty string }
@@ -92,7 +103,30 @@ type retryState struct {
 }
 
 func newDispatcher(s *Service) *dispatcher {
-	return &dispatcher{s: s, kick: make(chan struct{}, 1), retry: map[retryKey]*retryState{}}
+	return &dispatcher{s: s, kick: make(chan struct{}, 1), retry: map[retryKey]*retryState{}, held: map[string]time.Time{}}
+}
+
+// hold notes that an earlier process may update the message of id until
+// postGrace from now (see held).
+func (c *dispatcher) hold(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.held[id]; !ok {
+		c.held[id] = c.s.now().Add(postGrace)
+	}
+}
+
+// holding reports whether a rendering of id landing now may still be
+// undone by an earlier process's update; once it is not, id is forgotten.
+func (c *dispatcher) holding(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.held[id]
+	if ok && !c.s.now().Before(until) {
+		delete(c.held, id)
+		return false
+	}
+	return ok
 }
 
 // add notes the WakeAt of a record this process stored, so that the loop
@@ -143,7 +177,11 @@ func (s *Service) nextWake(r *Record) time.Time {
 		}
 	}
 	if r.TS != "" && !r.Synced {
-		earliest(c.pacedLocked(r.ID, dutySync, now.Add(syncGrace)))
+		when := now.Add(syncGrace)
+		if until := c.held[r.ID]; until.After(when) {
+			when = until // rendered once more when no earlier update can land
+		}
+		earliest(c.pacedLocked(r.ID, dutySync, when))
 	}
 	for _, d := range c.duties {
 		earliest(c.pacedLocked(r.ID, d.Name, d.When(*r)))
@@ -262,7 +300,13 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		}
 	}
 	if rec.TS != "" && !rec.Synced {
-		s.syncer.mark(rec)
+		// The claimed record may be older than a change this process
+		// made and rendered since the claim: rendering it would draw an
+		// older state (an ended ask live again) until the check after
+		// it. The record is read again and marked as it stands.
+		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.TS != "" && !cur.Synced {
+			s.syncer.mark(cur)
+		}
 	}
 	for _, d := range c.dutyList() {
 		if at := d.When(rec); at.IsZero() || at.After(now) {

@@ -55,7 +55,26 @@ func (r *replicas) run(i int) (stop func()) {
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	r.t.Cleanup(stop)
+	<-r.svcs[i].recovered
 	return stop
+}
+
+// create makes a two-question ask on replica i.
+func (r *replicas) create(i int) interaction.Ask {
+	r.t.Helper()
+	ask, err := r.svcs[i].Create(context.Background(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ask
+}
+
+// other is alice typing text for question q of ask on replica i.
+func (r *replicas) other(i int, ask interaction.Ask, q int, text string) {
+	r.t.Helper()
+	if _, err := r.svcs[i].Other(context.Background(), click(ask, alice), q, text); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 func (r *replicas) get(id string) Record {
@@ -174,10 +193,7 @@ func TestWaitersWakeOnAnotherReplicasEnd(t *testing.T) {
 	r.run(0)
 	r.run(1)
 	ctx := context.Background()
-	ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ask := r.create(0)
 	notified := make(chan interaction.Ask, 1)
 	defer r.svcs[0].Notify(ask.ID, func(a interaction.Ask) { notified <- a })()
 	waited := make(chan interaction.Ask, 1)
@@ -233,18 +249,10 @@ func TestMessageNeverGoesBack(t *testing.T) {
 	r.surf = base
 	r.run(0)
 	r.run(1)
-	ctx := context.Background()
-	ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.svcs[0].Other(ctx, click(ask, alice), 0, "first"); err != nil {
-		t.Fatal(err)
-	}
+	ask := r.create(0)
+	r.other(0, ask, 0, "first")
 	<-held.entered // replica 0's update of rev 2 is on its way
-	if _, err := r.svcs[1].Other(ctx, click(ask, alice), 1, "second"); err != nil {
-		t.Fatal(err)
-	}
+	r.other(1, ask, 1, "second")
 	waitFor(t, "replica 1's rendering landed", func() bool {
 		u, ok := base.lastUpdate(ask.ID)
 		return ok && u.Rev == 3 && r.get(ask.ID).Synced
@@ -280,10 +288,7 @@ func TestSyncRetriesUntilTheMessageMatches(t *testing.T) {
 		r.surf = base
 		r.run(0)
 		ctx := context.Background()
-		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ask := r.create(0)
 		fs.n.Store(9)
 		if _, err := r.svcs[0].Cancel(ctx, click(ask, alice)); err != nil {
 			t.Fatal(err)
@@ -305,10 +310,7 @@ func TestStaleClickResyncs(t *testing.T) {
 		r := newReplicas(t, nil)
 		r.run(0)
 		ctx := context.Background()
-		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ask := r.create(0)
 		if _, err := r.svcs[0].Cancel(ctx, click(ask, bob)); err != nil {
 			t.Fatal(err)
 		}
@@ -367,10 +369,7 @@ func TestDutyRunsUntilDone(t *testing.T) {
 		r.run(0)
 		r.run(1)
 		ctx := context.Background()
-		ask, err := r.svcs[0].Create(ctx, interaction.AskInput{Request: twoQuestions()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ask := r.create(0)
 		if _, err := r.svcs[1].Cancel(ctx, click(ask, alice)); err != nil {
 			t.Fatal(err)
 		}
@@ -462,4 +461,106 @@ func TestRetryPacingOneStepPerOutage(t *testing.T) {
 			}
 		}
 	})
+}
+
+// deadSurface is the surface of a process that dies with its first
+// Update in flight: that update lands when released, after the process's
+// successor has started, and nothing else the process sends lands.
+type deadSurface struct {
+	*surface
+	first   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+var errSenderDied = errors.New("the process died before Slack answered")
+
+func (d *deadSurface) Update(ctx context.Context, rec Record) error {
+	if !d.first.CompareAndSwap(false, true) {
+		return errSenderDied
+	}
+	close(d.entered)
+	<-d.release
+	_ = d.surface.Update(ctx, rec) // Slack applies it; its sender never hears
+	return errSenderDied
+}
+
+// A process dies with a message update in flight; its successor renders
+// newer changes, and then the dead process's older update lands. The
+// successor held the record unsynced since it found it so at start, and
+// renders it again once the dead update can no longer land.
+func TestDeadProcessUpdateLandingLateIsUndone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		dead := &deadSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{})}
+		r := newReplicas(t, dead, base)
+		r.surf = base
+		stop0 := r.run(0)
+		ask := r.create(0)
+		r.other(0, ask, 0, "first")
+		<-dead.entered // the rendering of rev 2 is on its way when the process dies
+		r.run(1)       // its successor
+		r.other(1, ask, 1, "second")
+		synctest.Wait()
+		if u, _ := base.lastUpdate(ask.ID); u.Rev != 3 {
+			t.Fatalf("the successor's rendering: rev %d, want 3", u.Rev)
+		}
+		close(dead.release) // rev 2 lands after rev 3
+		synctest.Wait()
+		stop0()
+		if u, _ := base.lastUpdate(ask.ID); u.Rev != 2 || r.get(ask.ID).Synced {
+			t.Fatalf("after the late landing: rev %d shown, synced %v", u.Rev, r.get(ask.ID).Synced)
+		}
+		time.Sleep(postGrace)
+		synctest.Wait()
+		u, _ := base.lastUpdate(ask.ID)
+		if rec := r.get(ask.ID); u.Rev != rec.Rev || u.Progress[1].Custom != "second" || !rec.Synced {
+			t.Fatalf("after the hold: rev %d shown of %d, synced %v", u.Rev, rec.Rev, rec.Synced)
+		}
+	})
+}
+
+// A mark of a record older than the one being rendered (a snapshot taken
+// before the change, as a claim or a listing) is dropped: rendering it
+// after the newer one would draw an older state.
+func TestSyncerDropsAnOlderMarkWhileANewerRenders(t *testing.T) {
+	base := newSurface()
+	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	r := newReplicas(t, held)
+	r.surf = base
+	r.run(0)
+	ctx := context.Background()
+	ask := r.create(0)
+	stale := r.get(ask.ID)
+	r.other(0, ask, 0, "first")
+	<-held.entered // rev 2 is being rendered
+	stale.Synced = false
+	r.svcs[0].syncer.mark(stale)
+	close(held.release)
+	<-held.landed
+	waitFor(t, "synced", func() bool { return r.get(ask.ID).Synced })
+	r.svcs[0].syncer.waitIdle(ctx)
+	if u, _ := base.lastUpdate(ask.ID); u.Rev != 2 || base.count(&base.updates, ask.ID) != 1 {
+		t.Fatalf("last rendering rev %d after %d updates, want rev 2 once", u.Rev, base.count(&base.updates, ask.ID))
+	}
+}
+
+// The dispatcher renders a claimed record as it stands when it handles
+// it, not as it was claimed: a change rendered in between is not drawn
+// over with the older state.
+func TestDueSyncRendersTheRecordAsItStands(t *testing.T) {
+	r := newReplicas(t, nil)
+	r.run(0)
+	ctx := context.Background()
+	ask := r.create(0)
+	claimed := r.get(ask.ID)
+	claimed.Synced = false // claimed while a change was on its way
+	r.other(0, ask, 0, "first")
+	waitFor(t, "the change rendered", func() bool { return r.get(ask.ID).Synced })
+	n := r.surf.count(&r.surf.updates, ask.ID)
+	r.svcs[0].sched.handle(ctx, claimed)
+	r.svcs[0].syncer.waitIdle(ctx)
+	if u, _ := r.surf.lastUpdate(ask.ID); u.Rev != 2 || r.surf.count(&r.surf.updates, ask.ID) != n {
+		t.Fatalf("after the claim: rev %d shown, %d updates (%d before)", u.Rev, r.surf.count(&r.surf.updates, ask.ID), n)
+	}
 }

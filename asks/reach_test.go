@@ -445,6 +445,7 @@ func runService(t *testing.T, svc *Service) context.Context {
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	<-svc.recovered
 	return ctx
 }
 

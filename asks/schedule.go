@@ -3,6 +3,7 @@ package asks
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
@@ -62,25 +63,43 @@ func (s *Service) recover(ctx context.Context) {
 		}
 		s.recoverOne(ctx, s.fillPermalink(ctx, rec))
 	}
+	// Ended records whose final update has not landed, newest first, a
+	// page at a time: held records stay unsynced after their update, so
+	// the pages go back by creation time (overlapping at the boundary
+	// instant) rather than waiting for the first page to drain.
 	const page = 1000
+	seen := map[string]bool{}
+	var before time.Time
 	for round := 0; round < 100; round++ {
-		unsynced, err := s.store.List(ctx, store.Filter{Unsynced: true, Limit: page})
+		unsynced, err := s.store.List(ctx, store.Filter{Unsynced: true, Limit: page, Before: before})
 		if err != nil {
 			s.log.Error().Err(err).Msg("recover: list unsynced asks")
 			return
 		}
+		fresh := 0
 		for _, rec := range unsynced {
-			s.recoverOne(ctx, rec)
+			if !seen[rec.ID] {
+				seen[rec.ID] = true
+				fresh++
+				s.recoverOne(ctx, rec)
+			}
 		}
-		if len(unsynced) < page || ctx.Err() != nil {
+		if len(unsynced) < page || fresh == 0 || ctx.Err() != nil {
 			break
 		}
+		before = unsynced[len(unsynced)-1].CreatedAt.Add(time.Microsecond)
 		s.syncer.waitIdle(ctx)
 	}
 	s.log.Info().Int("pending", len(pending)).Msg("recovered asks from the store")
 }
 
 func (s *Service) recoverOne(ctx context.Context, rec Record) {
+	if rec.TS != "" && !rec.Synced {
+		// The process that left it unsynced may have died with its
+		// update in flight: rendered now, and again once that update
+		// can no longer land.
+		s.sched.hold(rec.ID)
+	}
 	if rec.WakeAt.IsZero() && !s.nextWake(&rec).IsZero() {
 		s.rewake(ctx, rec.ID)
 	}

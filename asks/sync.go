@@ -22,11 +22,15 @@ type syncer struct {
 	stopped  bool            // set by run once ctx ended: no new updates
 	inflight map[string]bool
 	latest   map[string]Record // the newest record marked and not yet rendered
-	wg       sync.WaitGroup
+	// rendering is the Version of the record each update in flight
+	// renders: a mark of an older one (a snapshot taken before that
+	// change) is dropped, as it would draw an older state after it.
+	rendering map[string]int64
+	wg        sync.WaitGroup
 }
 
 func newSyncer(s *Service) *syncer {
-	return &syncer{s: s, inflight: map[string]bool{}, latest: map[string]Record{}}
+	return &syncer{s: s, inflight: map[string]bool{}, latest: map[string]Record{}, rendering: map[string]int64{}}
 }
 
 // run lets marks start updates until ctx ends, then waits for them.
@@ -56,6 +60,9 @@ func (y *syncer) mark(rec Record) {
 	if old, ok := y.latest[rec.ID]; ok && old.Version > rec.Version {
 		return
 	}
+	if v, ok := y.rendering[rec.ID]; ok && v > rec.Version {
+		return
+	}
 	y.latest[rec.ID] = rec
 	if y.ctx == nil || y.inflight[rec.ID] {
 		return // started by run, or by the update in flight when it ends
@@ -79,9 +86,11 @@ func (y *syncer) loop(ctx context.Context, id string) {
 		delete(y.latest, id)
 		if !ok || ctx.Err() != nil {
 			delete(y.inflight, id)
+			delete(y.rendering, id)
 			y.mu.Unlock()
 			return
 		}
+		y.rendering[id] = rec.Version
 		y.mu.Unlock()
 		y.syncWithRetry(ctx, rec)
 	}
@@ -114,7 +123,10 @@ func (y *syncer) syncWithRetry(ctx context.Context, rec Record) {
 // the rendering that just landed, that rendering may have landed after a
 // newer one (from another replica or an earlier attempt), so the record is
 // marked unsynced and the newest rendering is sent again. The last update
-// to land is always followed by such a check, and Rev only grows.
+// to land is always followed by such a check, and Rev only grows. An
+// update whose sender died is followed by no check: a record that may
+// have one in flight is held (dispatcher.held), unsynced until no such
+// update can land.
 func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 	for {
 		if rec.TS == "" || rec.Synced {
@@ -124,13 +136,14 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 			return err
 		}
 		s.stats.updates.Add(1)
+		held := s.sched.holding(rec.ID)
 		var newer *Record
 		_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 			newer = nil
 			switch {
 			case r.Rev == rec.Rev:
-				if r.Synced {
-					return errNoChange
+				if r.Synced || held {
+					return errNoChange // held: rendered again once the hold ends
 				}
 				r.Synced = true
 			case r.Rev > rec.Rev:
@@ -153,6 +166,17 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 			return err
 		}
 		rec = *newer
+		s.syncer.renderingNow(rec)
+	}
+}
+
+// renderingNow notes that the update in flight for rec's ask now renders
+// rec (see rendering).
+func (y *syncer) renderingNow(rec Record) {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if y.inflight[rec.ID] {
+		y.rendering[rec.ID] = rec.Version
 	}
 }
 

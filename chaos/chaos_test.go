@@ -954,7 +954,7 @@ func (ru *run) check(ctx context.Context) {
 		if len(tss) > 1 {
 			var when []string
 			for _, ts := range tss[1:] {
-				when = append(when, ts+": "+ru.killBefore(ts))
+				when = append(when, ts+": "+ru.killBeforeTS(ts))
 			}
 			add("one message per ask", id, 0, "%d messages posted: first %s, then %s", len(tss), tss[0], strings.Join(when, "; "))
 		}
@@ -970,7 +970,8 @@ func (ru *run) check(ctx context.Context) {
 	}
 
 	// 4. No ask ended twice: the message, once drawn ended, never shows
-	// another ending or live controls again.
+	// another ending or live controls again, by an update of a live
+	// process (see checkRenders).
 	vs = append(vs, ru.checkRenders(known)...)
 
 	// Summary.
@@ -990,6 +991,7 @@ func (ru *run) check(ctx context.Context) {
 		}
 	}
 	p50, p99, maxLat, n := r.fake.AckStats()
+	restarts, slowest, lateCalls := r.startStats()
 	ru.mu.Lock()
 	if ru.late != nil {
 		select {
@@ -1005,9 +1007,9 @@ func (ru *run) check(ctx context.Context) {
 	for _, k := range kills {
 		points[k.point]++
 	}
-	ru.summary = fmt.Sprintf("summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v",
+	ru.summary = fmt.Sprintf("summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died",
 		ru.set.seed, ru.set.dur, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
-		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond))
+		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls)
 	t.Logf("chaos %s", ru.summary)
 	for _, v := range vs {
 		r.errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
@@ -1127,12 +1129,17 @@ func (ru *run) nearestKill(t time.Time) (desc, point string) {
 	return "no kill after it", "none"
 }
 
-// killBefore describes the last kill before the message ts was posted.
-func (ru *run) killBefore(ts string) string {
+// killBeforeTS describes the last kill before the message ts was posted.
+func (ru *run) killBeforeTS(ts string) string {
 	at, err := tsTime(ts)
 	if err != nil {
 		return err.Error()
 	}
+	return ru.killBefore(at)
+}
+
+// killBefore describes the last kill before at.
+func (ru *run) killBefore(at time.Time) string {
 	var last *killRec
 	for _, k := range ru.r.killLog() {
 		if k.at.Before(at) {
@@ -1163,15 +1170,30 @@ func (ru *run) endNote(got interaction.Ask) string {
 	return ""
 }
 
-// checkRenders replays every applied chat.update of each ask's message:
-// once a render has no live controls (the ask ended), later renders keep
-// the same ending text and no controls.
+// checkRenders replays every applied chat.update of each ask's message,
+// but those the proxy passed on after their sender died: once a render
+// has no live controls (the ask ended), later renders keep the same
+// ending text and no controls.
 func (ru *run) checkRenders(known map[string]*askModel) []violation {
 	var vs []violation
 	type state struct {
 		ended   bool
 		outcome string
 		bad     bool
+		endedBy string // the render that drew it ended, for the report
+	}
+	// by describes one applied update, to tell how two came in order.
+	by := func(c slackfake.Call) string {
+		rev := -1
+		var bs []struct {
+			BlockID string `json:"block_id"`
+		}
+		if json.Unmarshal([]byte(c.Params["blocks"]), &bs) == nil && len(bs) > 0 {
+			if ref, err := blocks.ParseBlockID(bs[0].BlockID); err == nil {
+				rev = ref.Rev
+			}
+		}
+		return fmt.Sprintf("rev %d by child %s at %s", rev, c.Params[senderParam], c.At.Format("15:04:05.000"))
 	}
 	byTS := map[string]*state{}
 	tsAsk := map[string]string{}
@@ -1179,7 +1201,11 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 		tsAsk[a.ts] = a.id
 	}
 	for _, c := range ru.r.fake.Calls() {
-		if c.Method != "chat.update" || c.Error != "" {
+		if c.Method != "chat.update" || c.Error != "" || c.Params[deadSenderParam] != "" {
+			// An update that landed after its sender died can draw an
+			// older rendering over a newer one, and no process can stop
+			// it: its successor renders the record again once no such
+			// update can land (postGrace), which settle checks.
 			continue
 		}
 		ts := c.Params["ts"]
@@ -1198,13 +1224,13 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 		switch {
 		case st.bad:
 		case !st.ended && !live:
-			st.ended, st.outcome = true, outcome
+			st.ended, st.outcome, st.endedBy = true, outcome, by(c)
 		case st.ended && live:
 			st.bad = true
-			vs = append(vs, violation{invariant: "ended once", ask: id, detail: "the message showed live controls again after it was drawn ended"})
+			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("the message showed live controls again after it was drawn ended (ended: %s; live: %s; %s)", st.endedBy, by(c), ru.killBefore(c.At))})
 		case st.ended && outcome != st.outcome:
 			st.bad = true
-			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("drawn ended as %q, then as %q", st.outcome, outcome)})
+			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("drawn ended as %q (%s), then as %q (%s)", st.outcome, st.endedBy, outcome, by(c))})
 		}
 	}
 	return vs

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,7 +91,10 @@ type rig struct {
 	faults map[string][]*proxyFault // API method → queued faults
 	down   map[string]time.Time     // API method → answers 500 until then
 
-	failures []string // every failure reported, repeated after the logs
+	failures     []string // every failure reported, repeated after the logs
+	restarts     int
+	slowestStart time.Duration
+	lateCalls    int // calls passed on after their sender died
 }
 
 // errorf reports a failure and keeps it, so that the end of the output
@@ -183,7 +187,12 @@ func (r *rig) startProxy() {
 		w.WriteHeader(http.StatusBadGateway)
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		method := strings.TrimPrefix(req.URL.Path, "/api/")
+		sender, method, ok := senderPath(req.URL.Path)
+		if !ok {
+			http.NotFound(w, req)
+			return
+		}
+		req.URL.Path, req.URL.RawPath = "/api/"+method, ""
 		r.mu.Lock()
 		down := time.Now().Before(r.down[method])
 		r.mu.Unlock()
@@ -200,6 +209,20 @@ func (r *rig) startProxy() {
 				return
 			}
 		}
+		q := req.URL.Query()
+		q.Set(senderParam, strconv.Itoa(sender))
+		if !r.alive(sender) {
+			// The child died while its call was held here (a slow
+			// fault; a server does not notice a gone client before it
+			// reads the body): Slack still applies such a call, after
+			// the child's successor may have made newer ones. The fake
+			// records the mark among the call's params.
+			r.mu.Lock()
+			r.lateCalls++
+			r.mu.Unlock()
+			q.Set(deadSenderParam, "1")
+		}
+		req.URL.RawQuery = q.Encode()
 		rp.ServeHTTP(w, req)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -209,6 +232,35 @@ func (r *rig) startProxy() {
 	r.proxy = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	r.purl = "http://" + ln.Addr().String()
 	go func() { _ = r.proxy.Serve(ln) }()
+}
+
+// Params the proxy adds to each call, which the fake records with it:
+// the child that sent it, and (deadSenderParam) that the proxy passed it
+// on after that child had been killed.
+const (
+	senderParam     = "chaos_sender"
+	deadSenderParam = "chaos_dead_sender"
+)
+
+// senderPath splits a proxied path, /c<gen>/api/<method>.
+func senderPath(p string) (gen int, method string, ok bool) {
+	rest, ok := strings.CutPrefix(p, "/c")
+	if !ok {
+		return 0, "", false
+	}
+	g, method, ok := strings.Cut(rest, "/api/")
+	if !ok {
+		return 0, "", false
+	}
+	gen, err := strconv.Atoi(g)
+	return gen, method, err == nil
+}
+
+// alive reports whether child gen is the running child.
+func (r *rig) alive(gen int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur != nil && r.cur.gen == gen
 }
 
 // addFault queues f for method.
@@ -254,9 +306,11 @@ func (r *rig) takeFault(method string, match func(*proxyFault) bool) *proxyFault
 	return nil
 }
 
-func (r *rig) env() []string {
+// env is child gen's environment. Its Web API calls go through the proxy
+// under /c<gen>/, so that the proxy knows which child sent each call.
+func (r *rig) env(gen int) []string {
 	return append(os.Environ(),
-		"SLACK_BOT_TOKEN=xoxb-fake", "SLACK_APP_TOKEN=xapp-fake", "SLACK_API_URL="+r.purl+"/api/",
+		"SLACK_BOT_TOKEN=xoxb-fake", "SLACK_APP_TOKEN=xapp-fake", fmt.Sprintf("SLACK_API_URL=%s/c%d/api/", r.purl, gen),
 		"SLACKASK_CHANNEL="+channel, "SLACKASK_HTTP_ADDR="+r.addr, "SLACKASK_DATABASE="+r.db,
 		"SLACKASK_LOG_LEVEL=info", "SLACKASK_URL=http://"+r.addr)
 }
@@ -268,7 +322,7 @@ func (r *rig) start() *child {
 	r.gen++
 	c := &child{gen: r.gen, done: make(chan struct{})}
 	c.cmd = exec.Command(r.bin, "serve")
-	c.cmd.Env = r.env()
+	c.cmd.Env = r.env(c.gen)
 	w := &prefixWriter{prefix: fmt.Sprintf("[%d] ", c.gen), w: r.logs}
 	c.cmd.Stdout, c.cmd.Stderr = w, w
 	if err := c.cmd.Start(); err != nil {
@@ -338,10 +392,28 @@ func (r *rig) waitReady(ctx context.Context, c *child) error {
 
 // restart starts a child and waits until it is ready.
 func (r *rig) restart(ctx context.Context) error {
+	start := time.Now()
 	c := r.start()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return r.waitReady(ctx, c)
+	err := r.waitReady(ctx, c)
+	took := time.Since(start)
+	r.mu.Lock()
+	r.restarts++
+	if took > r.slowestStart {
+		r.slowestStart = took
+	}
+	r.mu.Unlock()
+	return err
+}
+
+// startStats is how many restarts waited for readiness and the longest
+// wait (a slow machine shows here before restarts time out), and how many
+// calls the proxy passed on after their sender died.
+func (r *rig) startStats() (restarts int, slowest time.Duration, late int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.restarts, r.slowestStart, r.lateCalls
 }
 
 // postAsk sends POST /v1/asks; code 0 means the request failed.
