@@ -484,6 +484,11 @@ func TestRecovery(t *testing.T) {
 		mk("aendedunsynced", func(r *Record) {
 			r.TS, r.Status, r.EndedAt, r.Rev, r.Synced = "1690000000.000004", interaction.StatusCancelled, &past, 2, false
 		})
+		// Due already: the dispatcher may claim it before recovery
+		// lists it, and holds it too.
+		mk("aduestale", func(r *Record) {
+			r.TS, r.Rev, r.Synced, r.WakeAt = "1690000000.000005", 2, false, deadline
+		})
 		r.run()
 		synctest.Wait()
 		get := func(id string) Record { rec, _ := r.st.Get(ctx, id); return rec }
@@ -503,7 +508,7 @@ func TestRecovery(t *testing.T) {
 		// the process before, which can land after this one's: it is
 		// rendered now, held unsynced, and rendered again once postGrace
 		// has passed. One synced at start is not held.
-		for _, id := range []string{"astale", "aendedunsynced"} {
+		for _, id := range []string{"astale", "aendedunsynced", "aduestale"} {
 			if _, ok := r.surf.lastUpdate(id); !ok || get(id).Synced {
 				t.Fatalf("%s: rendered %v, synced %v during the hold", id, ok, get(id).Synced)
 			}
@@ -512,7 +517,7 @@ func TestRecovery(t *testing.T) {
 			t.Fatalf("aoverdue: message not brought in step")
 		}
 		before := map[string]int{}
-		for _, id := range []string{"astale", "aendedunsynced"} {
+		for _, id := range []string{"astale", "aendedunsynced", "aduestale"} {
 			before[id] = r.surf.count(&r.surf.updates, id)
 		}
 		time.Sleep(postGrace - time.Second)

@@ -300,6 +300,13 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		}
 	}
 	if rec.TS != "" && !rec.Synced {
+		select {
+		case <-s.recovered:
+		default:
+			// Claimed before recovery found it: left unsynced by an
+			// earlier process, held as recovery holds it (recoverOne).
+			c.hold(rec.ID)
+		}
 		// The claimed record may be older than a change this process
 		// made and rendered since the claim: rendering it would draw an
 		// older state (an ended ask live again) until the check after
