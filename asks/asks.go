@@ -73,8 +73,10 @@ type Service struct {
 	stats   stats
 	posting posting
 	// recovered is closed once recover has looked at every record an
-	// earlier process left (tests wait for it before they act, so that
-	// recovery does not find their own changes unsynced and hold them).
+	// earlier process left; until then the dispatcher holds what it
+	// claims unsynced, as recovery would. (Tests wait for it before they
+	// act, so that recovery does not find their own changes unsynced and
+	// hold them.)
 	recovered chan struct{}
 	// life ends with Run's ctx: background work started outside Run
 	// (resolvePost) stops with it.

@@ -16,21 +16,21 @@ import (
 // an update is in flight, one more update follows it, rendering the newest
 // record marked.
 type syncer struct {
-	s        *Service
-	mu       sync.Mutex
-	ctx      context.Context // set by run; nil before
-	stopped  bool            // set by run once ctx ended: no new updates
-	inflight map[string]bool
+	s       *Service
+	mu      sync.Mutex
+	ctx     context.Context // set by run; nil before
+	stopped bool            // set by run once ctx ended: no new updates
+	// inflight holds the asks whose update loop runs, each with the
+	// Version of the record it is rendering (0 before it takes one): a
+	// mark of an older record (a snapshot taken before that change) is
+	// dropped, as it would draw an older state after it.
+	inflight map[string]int64
 	latest   map[string]Record // the newest record marked and not yet rendered
-	// rendering is the Version of the record each update in flight
-	// renders: a mark of an older one (a snapshot taken before that
-	// change) is dropped, as it would draw an older state after it.
-	rendering map[string]int64
-	wg        sync.WaitGroup
+	wg       sync.WaitGroup
 }
 
 func newSyncer(s *Service) *syncer {
-	return &syncer{s: s, inflight: map[string]bool{}, latest: map[string]Record{}, rendering: map[string]int64{}}
+	return &syncer{s: s, inflight: map[string]int64{}, latest: map[string]Record{}}
 }
 
 // run lets marks start updates until ctx ends, then waits for them.
@@ -60,11 +60,12 @@ func (y *syncer) mark(rec Record) {
 	if old, ok := y.latest[rec.ID]; ok && old.Version > rec.Version {
 		return
 	}
-	if v, ok := y.rendering[rec.ID]; ok && v > rec.Version {
+	v, running := y.inflight[rec.ID]
+	if v > rec.Version {
 		return
 	}
 	y.latest[rec.ID] = rec
-	if y.ctx == nil || y.inflight[rec.ID] {
+	if y.ctx == nil || running {
 		return // started by run, or by the update in flight when it ends
 	}
 	y.startLocked(rec.ID)
@@ -74,7 +75,7 @@ func (y *syncer) startLocked(id string) {
 	if y.stopped || y.ctx.Err() != nil {
 		return // stopping: the record stays unsynced and is updated at the next start
 	}
-	y.inflight[id] = true
+	y.inflight[id] = 0
 	ctx := y.ctx
 	y.wg.Go(func() { y.loop(ctx, id) })
 }
@@ -86,11 +87,10 @@ func (y *syncer) loop(ctx context.Context, id string) {
 		delete(y.latest, id)
 		if !ok || ctx.Err() != nil {
 			delete(y.inflight, id)
-			delete(y.rendering, id)
 			y.mu.Unlock()
 			return
 		}
-		y.rendering[id] = rec.Version
+		y.inflight[id] = rec.Version
 		y.mu.Unlock()
 		y.syncWithRetry(ctx, rec)
 	}
@@ -170,13 +170,13 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 	}
 }
 
-// renderingNow notes that the update in flight for rec's ask now renders
-// rec (see rendering).
+// renderingNow notes that the update loop of rec's ask now renders rec
+// (see inflight).
 func (y *syncer) renderingNow(rec Record) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
-	if y.inflight[rec.ID] {
-		y.rendering[rec.ID] = rec.Version
+	if _, ok := y.inflight[rec.ID]; ok { // else no loop: waitIdle would wait on it
+		y.inflight[rec.ID] = rec.Version
 	}
 }
 

@@ -80,22 +80,30 @@ func ParseActionID(s string) (Ref, error) { return parseID(s, isActionKind) }
 // other string yields an error wrapping ErrNotOurs. It never panics.
 func ParseBlockID(s string) (Ref, error) { return parseID(s, isBlockKind) }
 
-// MessageAskID returns the ask a posted message belongs to, from the first
-// of its blocks (Slack's JSON array) whose block_id ParseBlockID takes; ""
-// when none is ours or the blocks do not decode.
-func MessageAskID(blocksJSON []byte) string {
+// MessageRef returns the Ref of the first of a posted message's blocks
+// (Slack's JSON array) whose block_id ParseBlockID takes: the ask it
+// belongs to and the revision it renders. ok is false when none is ours or
+// the blocks do not decode.
+func MessageRef(blocksJSON []byte) (r Ref, ok bool) {
 	var bs []struct {
 		BlockID string `json:"block_id"`
 	}
 	if json.Unmarshal(blocksJSON, &bs) != nil {
-		return ""
+		return Ref{}, false
 	}
 	for _, b := range bs {
 		if r, err := ParseBlockID(b.BlockID); err == nil {
-			return r.AskID
+			return r, true
 		}
 	}
-	return ""
+	return Ref{}, false
+}
+
+// MessageAskID returns the ask a posted message belongs to (MessageRef);
+// "" when none of its blocks is ours.
+func MessageAskID(blocksJSON []byte) string {
+	r, _ := MessageRef(blocksJSON)
+	return r.AskID
 }
 
 func isActionKind(k Kind) bool {

@@ -44,9 +44,9 @@ func TestParseBlockID(t *testing.T) {
 	}
 }
 
-// MessageAskID finds the ask of every message Message renders (as Slack
-// stores it: block ids on blocks, some blocks without one) and of no
-// other.
+// MessageAskID (and MessageRef's revision) finds the ask of every message
+// Message renders (as Slack stores it: block ids on blocks, some blocks
+// without one) and of no other.
 func TestMessageAskID(t *testing.T) {
 	for name, v := range messageCases() {
 		_, bs := Message(v)
@@ -56,6 +56,9 @@ func TestMessageAskID(t *testing.T) {
 		}
 		if got := MessageAskID(raw); got != v.AskID {
 			t.Errorf("%s: MessageAskID = %q, want %q", name, got, v.AskID)
+		}
+		if r, ok := MessageRef(raw); !ok || r.Rev != v.Rev {
+			t.Errorf("%s: MessageRef = %+v %v, want rev %d", name, r, ok, v.Rev)
 		}
 	}
 	for _, blocks := range []string{

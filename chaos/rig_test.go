@@ -407,10 +407,10 @@ func (r *rig) restart(ctx context.Context) error {
 	return err
 }
 
-// startStats is how many restarts waited for readiness and the longest
-// wait (a slow machine shows here before restarts time out), and how many
-// calls the proxy passed on after their sender died.
-func (r *rig) startStats() (restarts int, slowest time.Duration, late int) {
+// tallies is how many restarts waited for readiness and the longest wait
+// (a slow machine shows here before restarts time out), and how many calls
+// the proxy passed on after their sender died.
+func (r *rig) tallies() (restarts int, slowest time.Duration, late int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.restarts, r.slowestStart, r.lateCalls
