@@ -56,10 +56,10 @@ type Config struct {
 	PostTimeout time.Duration
 }
 
-// Service is the ask lifecycle. Create it with New and start its
-// background work (deadlines, reminders, message updates, recovery) with
-// Run. All methods are safe for concurrent use; the ones a front door
-// calls work before Run (their message updates wait for it).
+// Service is the ask lifecycle. Create it with New, start its background
+// work (recovery, deadlines, reminders, message updates) with Start and
+// stop it with Close. All methods are safe for concurrent use; the ones a
+// front door calls work before Start (their message updates wait for it).
 type Service struct {
 	cfg     Config
 	store   store.Store
@@ -69,7 +69,7 @@ type Service struct {
 	waiters waiters
 	syncer  *syncer
 	sched   *dispatcher
-	bg      sync.WaitGroup // reminders in flight
+	bg      sync.WaitGroup // reminders and resolutions in flight
 	stats   stats
 	posting posting
 	// recovered is closed once recover has looked at every record an
@@ -78,10 +78,12 @@ type Service struct {
 	// act, so that recovery does not find their own changes unsynced and
 	// hold them.)
 	recovered chan struct{}
-	// life ends with Run's ctx: background work started outside Run
-	// (resolvePost) stops with it.
+	// life ends with Start's ctx or Close: the background work, and what
+	// is started outside it (resolvePost), stops with it.
 	life    context.Context
 	endLife context.CancelFunc
+	started atomic.Bool
+	running sync.WaitGroup // Start's goroutines
 }
 
 var (
@@ -113,12 +115,39 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Run does the lifecycle's background work until ctx ends: it recovers
+// Start starts the lifecycle's background work and returns: it recovers
 // the asks an earlier process left, fires deadlines and reminders, and
-// brings messages in step with their records. It returns once every
-// update and reminder it started has finished.
-func (s *Service) Run(ctx context.Context) {
+// brings messages in step with their records, until ctx ends or Close is
+// called. When the Surface is an Opener the work waits for it to open.
+// A Service starts once; a second Start is an error.
+func (s *Service) Start(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("asks: Start called twice")
+	}
 	context.AfterFunc(ctx, s.endLife)
+	s.running.Go(func() { s.run(s.life) })
+	return nil
+}
+
+// Close stops the background work and returns once every update,
+// reminder and resolution it started has finished. It may be called
+// without Start, and more than once.
+func (s *Service) Close() error {
+	s.endLife()
+	s.running.Wait()
+	s.bg.Wait()
+	return nil
+}
+
+// run is the background work of Start, once the surface is open.
+func (s *Service) run(ctx context.Context) {
+	if o, ok := s.surface.(Opener); ok {
+		select {
+		case <-o.Opened():
+		case <-ctx.Done():
+			return
+		}
+	}
 	stop := s.watchEnds()
 	defer stop()
 	var bg sync.WaitGroup
@@ -126,7 +155,6 @@ func (s *Service) Run(ctx context.Context) {
 	bg.Go(func() { s.sched.run(ctx) })
 	bg.Go(func() { s.recover(ctx); close(s.recovered) })
 	bg.Wait()
-	s.bg.Wait()
 }
 
 // stats counts what the lifecycle did since start.

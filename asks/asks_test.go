@@ -142,13 +142,10 @@ func newRig(t *testing.T) *rig {
 
 // run runs the service's background work until the test ends.
 func (r *rig) run() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.svc.Run(ctx)
-	}()
-	r.t.Cleanup(func() { cancel(); <-done })
+	if err := r.svc.Start(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { _ = r.svc.Close() })
 	<-r.svc.recovered
 }
 

@@ -60,7 +60,7 @@ type Duty struct {
 }
 
 // AddDuty adds d to what the dispatcher does for due records. Call it
-// before Run.
+// before Start.
 func (s *Service) AddDuty(d Duty) {
 	c := s.sched
 	c.mu.Lock()

@@ -3,7 +3,6 @@ package asks
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -46,14 +45,10 @@ func newReplicas(t *testing.T, surfaces ...Surface) *replicas {
 // run starts replica i's background work; the returned func stops it (as
 // a dead replica: whatever it claimed stays claimed).
 func (r *replicas) run(i int) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.svcs[i].Run(ctx)
-	}()
-	var once sync.Once
-	stop = func() { once.Do(func() { cancel(); <-done }) }
+	if err := r.svcs[i].Start(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	stop = func() { _ = r.svcs[i].Close() }
 	r.t.Cleanup(stop)
 	<-r.svcs[i].recovered
 	return stop

@@ -442,9 +442,10 @@ func TestRefusedPostStillDrops(t *testing.T) {
 func runService(t *testing.T, svc *Service) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); svc.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = svc.Close() })
 	<-svc.recovered
 	return ctx
 }

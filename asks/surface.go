@@ -42,6 +42,14 @@ type Surface interface {
 	Members(ctx context.Context, group string) ([]string, error)
 }
 
+// Opener is implemented by a Surface that is not usable at once (the Slack
+// adapter until auth.test answers): the lifecycle's background work waits
+// for Opened to be closed, so that recovery never acts on a surface whose
+// credentials may yet be refused (a refused post aborts its ask).
+type Opener interface {
+	Opened() <-chan struct{}
+}
+
 // Posted is where a message landed.
 type Posted struct {
 	Channel string // the conversation

@@ -70,7 +70,8 @@ type Config struct {
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
-// the Surface, and run it with Run. All methods are safe for concurrent
+// the Surface, and run it with Run (the lifecycle's background work is
+// the Service's: asks.Service.Start, which waits for Opened). All methods are safe for concurrent
 // use.
 type Bot struct {
 	cfg     Config
@@ -80,6 +81,8 @@ type Bot struct {
 	teamID  atomic.Pointer[string]
 	appID   atomic.Pointer[string] // from Socket Mode's hello
 	started atomic.Bool
+	opened  chan struct{} // closed once auth.test answered (asks.Opener)
+	open    sync.Once
 
 	sockets   []*Socket
 	routes    *ackRoutes // shared by the sockets
@@ -110,7 +113,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: metadata key: %w", err)
 	}
-	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots}
+	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots, opened: make(chan struct{})}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
 	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
 	for i := range max(cfg.Connections, 1) {
@@ -124,11 +127,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	return b, nil
 }
 
-// Run connects to Slack (auth.test, then Socket Mode), starts the
-// lifecycle's background work (svc.Run: recovery, timers, message
-// updates) once Slack has answered, and routes payloads to svc until ctx
-// is done. It returns ctx's error, or the error that made Slack unusable
-// (invalid auth).
+// Run connects to Slack (auth.test, then Socket Mode; Opened is closed
+// once auth.test answered) and routes payloads to svc until ctx is done.
+// It returns ctx's error, or the error that made Slack unusable (invalid
+// auth). svc's background work is started by whoever owns svc.
 func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	if svc == nil {
 		return errors.New("bot run: no lifecycle")
@@ -139,12 +141,11 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		return err
 	}
 	b.teamID.Store(&auth.TeamID)
+	b.open.Do(func() { close(b.opened) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.started.Store(true)
 
-	var bg sync.WaitGroup
-	bg.Go(func() { svc.Run(ctx) })
 	stopRelay := b.routes.serve(ctx)
 	b.replay(ctx)
 	errs := make(chan error, len(b.sockets))
@@ -176,7 +177,6 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	if e, ok := <-errs; ok {
 		err = e
 	}
-	bg.Wait()
 	// The queue first: its jobs start handlers (reports), which must all
 	// be added before handlers.Wait begins.
 	b.queue.wait()
@@ -203,6 +203,10 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 		}
 	}
 }
+
+// Opened implements asks.Opener: closed once auth.test has answered, so
+// that the lifecycle's recovery never posts with a token Slack refuses.
+func (b *Bot) Opened() <-chan struct{} { return b.opened }
 
 // Ready returns nil when at least one Socket Mode connection is up, else
 // an error saying why not.

@@ -102,7 +102,7 @@ func (r *rig) startHooked(before func(*running)) (b *running, stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = b.bot.Run(ctx, b.Service)
+		_ = runWith(ctx, b.bot, b.Service)
 	}()
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
@@ -116,6 +116,16 @@ func (r *rig) startHooked(before func(*running)) (b *running, stop func()) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return b, stop
+}
+
+// runWith runs b on svc as serve does: svc's background work starts with
+// it and is closed once b.Run returned.
+func runWith(ctx context.Context, b *Bot, svc *asks.Service) error {
+	if err := svc.Start(ctx); err != nil {
+		return err
+	}
+	defer svc.Close()
+	return b.Run(ctx, svc)
 }
 
 func (r *rig) ctx() context.Context {

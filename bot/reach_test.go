@@ -36,7 +36,7 @@ func (r *rig) startWith(mod func(*asks.Config)) *running {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = b.Run(ctx, svc)
+		_ = runWith(ctx, b, svc)
 	}()
 	var once sync.Once
 	r.t.Cleanup(func() { once.Do(func() { cancel(); <-done }) })

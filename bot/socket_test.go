@@ -32,7 +32,7 @@ func TestSocketRefusedAppTokenStopsRun(t *testing.T) {
 			r := newRig(t)
 			r.fake.FailNext("apps.connections.open", 1, slackfake.Failure{Error: code})
 			b := r.wire()
-			err := b.bot.Run(r.ctx(), b.Service)
+			err := runWith(r.ctx(), b.bot, b.Service)
 			if interaction.ErrorCode(err) != interaction.SlackError {
 				t.Fatalf("Run = %v, want a SLACK_ERROR", err)
 			}
@@ -168,7 +168,7 @@ func TestSocketDroppedBeforeHelloBacksOff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	if err := b.Run(ctx, svc); !errors.Is(err, context.DeadlineExceeded) {
+	if err := runWith(ctx, b, svc); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run = %v", err)
 	}
 	if n := opens.Load(); n < 2 || n > 3 {
@@ -203,4 +203,27 @@ func FuzzAckFrame(f *testing.F) {
 			t.Fatalf("ackFrame(%q) = %s, %v; json.Marshal gives %s, %v", id, got, err, want, werr)
 		}
 	})
+}
+
+// TestRefusedAuthNeverOpens: a token auth.test refuses stops Run, and the
+// bot never opens, so the lifecycle's recovery never posts with it.
+func TestRefusedAuthNeverOpens(t *testing.T) {
+	r := newRig(t)
+	r.fake.FailNext("auth.test", 1, slackfake.Failure{Error: "invalid_auth"})
+	b := r.wire()
+	if err := b.bot.Run(r.ctx(), b.Service); err == nil {
+		t.Fatal("Run returned nil after a refused auth.test")
+	}
+	select {
+	case <-b.bot.Opened():
+		t.Fatal("opened after a refused auth.test")
+	default:
+	}
+	// The same bot, once auth.test answers, opens.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.bot.Run(ctx, b.Service) }()
+	<-b.bot.Opened()
+	cancel()
+	<-done
 }

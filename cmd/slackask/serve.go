@@ -119,6 +119,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	if err != nil {
 		return err
 	}
+	defer svc.Close() // after the front doors and the bot stopped (wg below)
 	if hooks.service != nil {
 		hooks.service(svc)
 	}
@@ -152,6 +153,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if err := svc.Start(ctx); err != nil { // recovery, timers, message updates, once Slack answered
+		return err
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
 	wg.Go(func() {
