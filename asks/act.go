@@ -348,13 +348,11 @@ func mayAnswer(r Record, user string) (ok, askGroups bool) {
 	if len(r.Awaited) > 0 { // "all": exactly the people expanded at creation
 		return slices.Contains(r.Awaited, user), false
 	}
-	if len(r.Responders) == 0 {
-		return r.User == "" || r.User == user, false
-	}
-	if slices.Contains(r.Responders, user) {
+	ids := MayAnswerIDs(r)
+	if ids == nil || slices.Contains(ids, user) {
 		return true, false
 	}
-	return false, slices.ContainsFunc(r.Responders, interaction.IsUserGroupID)
+	return false, slices.ContainsFunc(ids, interaction.IsUserGroupID)
 }
 
 // inGroups reports whether user belongs to one of r's responder groups.
@@ -362,7 +360,7 @@ func mayAnswer(r Record, user string) (ok, askGroups bool) {
 // the others).
 func (s *Service) inGroups(ctx context.Context, r Record, user string) (bool, error) {
 	var firstErr error
-	for _, id := range r.Responders {
+	for _, id := range MayAnswerIDs(r) {
 		if !interaction.IsUserGroupID(id) {
 			continue
 		}

@@ -112,6 +112,7 @@ func New(cfg Config) (*Service, error) {
 	s.sched = newDispatcher(s)
 	s.store = wakeStore{Store: cfg.Store, s: s}
 	s.AddDuty(s.callbackDuty())
+	s.AddDuty(s.escalateDuty())
 	return s, nil
 }
 
@@ -306,6 +307,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 			ID: newID(), Status: interaction.StatusPending,
 			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
 			OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
+			Notify: in.Notify, RemindEvery: in.RemindEvery, Escalation: in.Escalation,
 		},
 		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
 		TeamID: team, AppID: app, Rev: 1,
@@ -336,6 +338,9 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	if timeout > 0 {
 		exp := now.Add(timeout)
 		rec.ExpiresAt = &exp
+		if n := len(in.Escalation); n > 0 && time.Duration(in.Escalation[n-1].After) >= timeout {
+			return Record{}, interaction.Errorf(interaction.InvalidQuestion, "escalation[%d].after %s: every step must come before the deadline (this server's default timeout is %s)", n-1, time.Duration(in.Escalation[n-1].After), timeout)
+		}
 	}
 	if in.RemindAfter > 0 {
 		rec.RemindAt = now.Add(time.Duration(in.RemindAfter))

@@ -20,14 +20,27 @@ func (s *Service) expire(ctx context.Context, id string) {
 	}
 }
 
-// remind posts the ask's one reminder. The reminder is marked sent before
-// posting: a crash in between loses a reminder rather than sending two.
+// remind posts the ask's reminder that is due. The reminder is counted
+// (and the next one scheduled, with RemindEvery, or none) before posting:
+// a crash in between loses a reminder rather than sending two.
 func (s *Service) remind(ctx context.Context, id string) {
+	now := s.now()
 	rec, err := s.store.Update(ctx, id, func(r *Record) error {
-		if r.Status.Ended() || r.Reminded || r.TS == "" {
+		if r.Status.Ended() || r.Reminded || r.TS == "" || r.RemindAt.After(now) {
 			return errNoChange
 		}
-		r.Reminded = true
+		r.Reminders++
+		every := time.Duration(r.RemindEvery)
+		if every <= 0 || r.Reminders >= interaction.MaxReminders {
+			r.Reminded = true
+			return nil
+		}
+		// The next one keeps the cadence; reminders missed while no
+		// process ran are not made up for.
+		r.RemindAt = r.RemindAt.Add(every)
+		if !r.RemindAt.After(now) {
+			r.RemindAt = now.Add(every)
+		}
 		return nil
 	})
 	if err != nil {

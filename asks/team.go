@@ -18,10 +18,10 @@ func Many(r Record) bool { return r.Wanted > 1 || len(r.Awaited) > 0 }
 func Missing(r Record) []string {
 	people := r.Awaited
 	if len(people) == 0 {
-		if slices.ContainsFunc(r.Responders, interaction.IsUserGroupID) || len(r.Responders) == 0 {
+		people = MayAnswerIDs(r)
+		if slices.ContainsFunc(people, interaction.IsUserGroupID) || len(r.Responders) == 0 {
 			return nil
 		}
-		people = r.Responders
 	}
 	return Unanswered(r, people)
 }

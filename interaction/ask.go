@@ -63,6 +63,15 @@ type Ask struct {
 	Tally map[string]map[string]int `json:"tally,omitempty"`
 	// CallbackURL receives the ask resource when the ask ends.
 	CallbackURL string `json:"callbackUrl,omitempty"`
+	// Notify is how named responders learn of the ask (absent: mention).
+	Notify Notify `json:"notify,omitempty"`
+	// RemindEvery repeats the reminder (absent: one reminder at most).
+	RemindEvery Duration `json:"remindEvery,omitempty"`
+	// Escalation lists the ask's escalation steps, each with FiredAt once
+	// it has fired.
+	Escalation []EscalationStep `json:"escalation,omitempty"`
+	// Handoffs lists who handed the ask to whom, in order.
+	Handoffs []Handoff `json:"handoffs,omitempty"`
 }
 
 // Response is one person's submission to an ask that collects several.
@@ -110,7 +119,8 @@ type AskInput struct {
 	Responders []string `json:"responders,omitempty"`
 	// Timeout is the deadline from now; zero means the default.
 	Timeout Duration `json:"timeout,omitempty"`
-	// RemindAfter sends one reminder in the thread if still unanswered.
+	// RemindAfter sends a reminder in the thread if still unanswered
+	// (repeated with RemindEvery).
 	RemindAfter Duration `json:"remindAfter,omitempty"`
 	// IdempotencyKey makes a retried create return the existing ask.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
@@ -123,6 +133,15 @@ type AskInput struct {
 	// CallbackURL, when set, receives the ask resource (POST, signed) when
 	// the ask ends; empty means the server's default.
 	CallbackURL string `json:"callbackUrl,omitempty"`
+	// Notify "dm" also sends every named responder the ask in a DM;
+	// empty means NotifyMention.
+	Notify Notify `json:"notify,omitempty"`
+	// RemindEvery, with RemindAfter, repeats the reminder at this
+	// interval (at least MinRemindEvery), at most MaxReminders in all.
+	RemindEvery Duration `json:"remindEvery,omitempty"`
+	// Escalation steps add and notify further responders while the ask
+	// is pending.
+	Escalation []EscalationStep `json:"escalation,omitempty"`
 }
 
 // ListFilter selects asks for a history listing.

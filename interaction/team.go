@@ -148,7 +148,7 @@ func ValidateInput(in AskInput) error {
 			return Errorf(InvalidQuestion, "questions[%d]: required with allowOther false needs options: nobody could answer it", i)
 		}
 	}
-	return nil
+	return validateReach(in)
 }
 
 // CheckCallbackURL checks the syntax of a callback URL: absolute http or

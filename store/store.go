@@ -44,8 +44,18 @@ type Record struct {
 
 	// RemindAt is when to post the one reminder; zero for none.
 	RemindAt time.Time `json:"remindAt,omitzero"`
-	// Reminded is set once the reminder was posted.
+	// Reminded is set once the last reminder was posted (the one
+	// reminder, or the last of those RemindEvery repeats).
 	Reminded bool `json:"reminded,omitempty"`
+	// Reminders counts the reminders posted so far.
+	Reminders int `json:"reminders,omitempty"`
+	// Added lists the people (user and user-group ids) added to who may
+	// answer after the ask was created, by escalation steps and
+	// hand-offs, each once, in order.
+	Added []string `json:"added,omitempty"`
+	// Steps holds, per fired escalation step (index as in
+	// Ask.Escalation), where its notification stands.
+	Steps []StepSend `json:"steps,omitempty"`
 	// WakeAt is when the ask lifecycle next has work for this record (its
 	// deadline, its reminder, a retry); zero means nothing is due. ClaimDue
 	// hands out records whose WakeAt has come; the store keeps it in an
@@ -100,6 +110,21 @@ type Callback struct {
 	GaveUp bool `json:"gaveUp,omitempty"`
 	// LastError says why the last attempt failed.
 	LastError string `json:"lastError,omitempty"`
+}
+
+// StepSend is where the notification of one fired escalation step stands.
+// The step fires (FiredAt, its people added) in one write; its messages
+// are sent after it, claimed with Sending so that one process at a time
+// sends them, and Sent once they are out.
+type StepSend struct {
+	// Sending, while in the future, is when the attempt in flight (by
+	// any replica) will have ended: no other attempt starts before it.
+	Sending time.Time `json:"sending,omitzero"`
+	// Attempts counts the attempts started; after the first, the sender
+	// looks for what an earlier attempt posted before posting again.
+	Attempts int `json:"attempts,omitempty"`
+	// Sent is set once every message of the step is out.
+	Sent bool `json:"sent,omitempty"`
 }
 
 // Done reports whether the delivery has ended (delivered or given up).
@@ -256,6 +281,17 @@ func Clone(r Record) Record {
 			c.Tally[q] = m
 		}
 	}
+	if r.Escalation != nil {
+		c.Escalation = make([]interaction.EscalationStep, len(r.Escalation))
+		for i, st := range r.Escalation {
+			st.Responders = append([]string(nil), st.Responders...)
+			st.FiredAt = cloneTime(st.FiredAt)
+			c.Escalation[i] = st
+		}
+	}
+	c.Handoffs = append([]interaction.Handoff(nil), r.Handoffs...)
+	c.Added = append([]string(nil), r.Added...)
+	c.Steps = append([]StepSend(nil), r.Steps...)
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
 	c.Awaited = append([]string(nil), r.Awaited...)
