@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 	"unicode/utf8"
 
@@ -85,15 +84,15 @@ const (
 // ask. Options that are not the question's are ErrBadChoice.
 func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
-		labels, err := choose(r.Questions, q, options)
+		labels, err := interaction.Pick(r.Request(), q, options)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %v", ErrBadChoice, err)
 		}
 		if Many(*r) {
 			setDraft(r, a.By.ID, q, interaction.Progress{Selected: labels})
 			return nil // the message never shows a person's draft
 		}
-		if oneTap(r.Request()) {
+		if interaction.OneTap(r.Request()) {
 			if len(labels) == 0 {
 				return errNoChange
 			}
@@ -146,7 +145,7 @@ func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Prog
 			return nil // the message never shows a person's draft
 		}
 		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
-		if endsWithOneAction(r.Request()) {
+		if interaction.OneAction(r.Request()) {
 			s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
 			return nil
 		}
@@ -182,7 +181,7 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 		// On a team ask the picks are always the person's own (the message
 		// never shows anyone's): those made on an older rendering count too.
 		if many || a.Rev == r.Rev {
-			ps = mergePicks(r.Questions, ps, picks, many)
+			ps = mergePicks(r.Request(), ps, picks, many)
 		}
 		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
 			return ErrNothingChosen // aborts the compare-and-set: nothing changes
@@ -205,13 +204,14 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 // empty in a person's client after every re-render of the shared message,
 // while their draft keeps what they picked (a person who clears a select
 // sends a select act, which clears their draft).
-func mergePicks(qs []interaction.Question, ps []interaction.Progress, picks map[int][]int, keepOnEmpty bool) []interaction.Progress {
+func mergePicks(req interaction.Request, ps []interaction.Progress, picks map[int][]int, keepOnEmpty bool) []interaction.Progress {
+	qs := req.Questions
 	for q, idx := range picks {
 		if q < 0 || q >= len(qs) || len(qs[q].Options) == 0 {
 			continue
 		}
-		labels := pickLabels(qs[q], idx)
-		if len(labels) == 0 && len(idx) > 0 {
+		labels, ok := interaction.PickLenient(req, q, idx)
+		if !ok {
 			continue // only impossible values: as if the select were not there
 		}
 		old := progressOf(ps, q)
@@ -381,66 +381,6 @@ func cmpOr(a, b error) error {
 		return a
 	}
 	return b
-}
-
-// choose returns the labels of options (indexes) of question q, in option
-// order, once each. Errors: no question q, more than one option for a
-// single-select question, an index that is not one of its options.
-func choose(qs []interaction.Question, q int, options []int) ([]string, error) {
-	if q < 0 || q >= len(qs) {
-		return nil, fmt.Errorf("%w: question %d", ErrBadChoice, q)
-	}
-	if !qs[q].MultiSelect && len(options) > 1 {
-		return nil, fmt.Errorf("%w: %d options chosen for single-select question %d", ErrBadChoice, len(options), q)
-	}
-	for _, j := range options {
-		if j < 0 || j >= len(qs[q].Options) {
-			return nil, fmt.Errorf("%w: option %d of question %d", ErrBadChoice, j, q)
-		}
-	}
-	return labels(qs[q], options), nil
-}
-
-// pickLabels returns the labels a Submit's picks name for q: picks that
-// are not options are dropped (a client cannot send them), then for a
-// single-select question only the first counts.
-func pickLabels(q interaction.Question, idx []int) []string {
-	var ok []int
-	for _, j := range idx {
-		if j >= 0 && j < len(q.Options) {
-			ok = append(ok, j)
-		}
-	}
-	if !q.MultiSelect && len(ok) > 1 {
-		ok = ok[:1]
-	}
-	return labels(q, ok)
-}
-
-// labels returns the labels of options idx of q, in option order, once
-// each; never nil.
-func labels(q interaction.Question, idx []int) []string {
-	idx = slices.Clone(idx)
-	sort.Ints(idx)
-	out := []string{}
-	for i, j := range idx {
-		if i > 0 && idx[i-1] == j {
-			continue
-		}
-		out = append(out, q.Options[j].Label)
-	}
-	return out
-}
-
-// oneTap reports whether r is exactly one single-select question with
-// options: choosing an option answers the ask.
-func oneTap(r interaction.Request) bool {
-	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect && len(r.Questions[0].Options) > 0
-}
-
-// endsWithOneAction reports whether a skip or text answers r at once.
-func endsWithOneAction(r interaction.Request) bool {
-	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect
 }
 
 // progressOf returns the progress of question q (zero when none).

@@ -63,12 +63,6 @@ func ended(v View) bool {
 	return v.Status != "" && v.Status != interaction.StatusPending
 }
 
-// OneTap reports whether r is exactly one single-select question with
-// options: choosing an option answers the ask, there is no Submit button.
-func OneTap(r interaction.Request) bool {
-	return len(r.Questions) == 1 && !r.Questions[0].MultiSelect && len(r.Questions[0].Options) > 0
-}
-
 func pendingBlocks(v View) []slack.Block {
 	b := []slack.Block{headBlock(v), whoBlock(v)}
 	for i := range v.Request.Questions {

@@ -136,8 +136,8 @@ func button(v View, q int, k Kind, text string) *slack.ButtonBlockElement {
 func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool) slack.Block {
 	var elems []slack.BlockElement
 	other := "Answer…"
-	if len(opts) > 0 {
-		elems = append(elems, selectElement(v, i, opts))
+	if draw := drawers[interaction.KindOf(v.Request, i)]; draw != nil {
+		elems = append(elems, draw(v, i, opts))
 		other = "Other…"
 	}
 	if q := v.Request.Questions[i]; q.OtherAllowed() {
@@ -150,25 +150,6 @@ func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool)
 		elems = append(elems, button(v, i, KindDetails, "Details"))
 	}
 	return slack.NewActionBlock(blockID(v, i, kindControls), elems...)
-}
-
-func selectElement(v View, i int, opts []*slack.OptionBlockObject) slack.BlockElement {
-	q := v.Request.Questions[i]
-	id := ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect})
-	var initial []*slack.OptionBlockObject
-	for _, j := range optionIndexes(q, progressAt(v, i).Selected) {
-		initial = append(initial, opts[j])
-	}
-	if q.MultiSelect {
-		m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose…"), id, opts...)
-		m.InitialOptions = initial
-		return m
-	}
-	s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose…"), id, opts...)
-	if len(initial) > 0 {
-		s.InitialOption = initial[0]
-	}
-	return s
 }
 
 // progressBlock says that question i was answered with custom text or
@@ -200,7 +181,7 @@ func bottomBlock(v View) slack.Block {
 	cancel.Style = slack.StyleDanger
 	cancel.Confirm = cancelConfirm(len(v.Request.Questions))
 	id := blockID(v, -1, kindControls)
-	if OneTap(v.Request) {
+	if interaction.OneTap(v.Request) {
 		return slack.NewActionBlock(id, cancel)
 	}
 	submit := button(v, -1, KindSubmit, "Submit")

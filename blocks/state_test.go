@@ -136,8 +136,8 @@ func TestOneTap(t *testing.T) {
 		{[]interaction.Question{q(false, 2), q(false, 2)}, false},
 		{planRequest().Questions, true},
 	} {
-		if got := OneTap(interaction.Request{Questions: c.qs}); got != c.want {
-			t.Errorf("OneTap(%d questions) = %v, want %v", len(c.qs), got, c.want)
+		if got := interaction.OneTap(interaction.Request{Questions: c.qs}); got != c.want {
+			t.Errorf("interaction.OneTap(%d questions) = %v, want %v", len(c.qs), got, c.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -100,7 +99,7 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 	var err error
 	switch ref.Kind {
 	case blocks.KindSelect:
-		options, verr := actionOptions(&a)
+		options, verr := blocks.ActionOptions(&a)
 		if verr != nil {
 			env.Ack(nil)
 			b.log.Warn().Err(verr).Str("ask", ref.AskID).Msg("select with bad values")
@@ -116,7 +115,7 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 			b.log.Warn().Err(serr).Str("ask", ref.AskID).Msg("submit whose state did not parse")
 			return
 		}
-		rec, err = b.svc.Submit(ctx, act, picksFromState(ref.AskID, ref.Rev, state))
+		rec, err = b.svc.Submit(ctx, act, blocks.StatePicks(ref.AskID, ref.Rev, state))
 	case blocks.KindCancel:
 		rec, err = b.svc.Cancel(ctx, act)
 	default:
@@ -312,75 +311,6 @@ func requiredNotice(rec asks.Record, err error) string {
 		return "Please answer every required question before submitting."
 	}
 	return "Please answer " + strings.Join(names, ", ") + " before submitting: it is required. Nothing was sent."
-}
-
-// actionOptions returns the option indexes a select (or plan-review
-// approve button) action carries. An error for another element type or a
-// value that is not an option index.
-func actionOptions(a *slack.BlockAction) ([]int, error) {
-	var values []string
-	switch a.Type {
-	case slack.ActionType(slack.OptTypeStatic):
-		if a.SelectedOption.Value != "" {
-			values = []string{a.SelectedOption.Value}
-		}
-	case slack.ActionType(slack.MultiOptTypeStatic):
-		for _, o := range a.SelectedOptions {
-			values = append(values, o.Value)
-		}
-	case slack.ActionType(slack.METButton):
-		values = []string{a.Value}
-	default:
-		return nil, errors.New("bot: unexpected element type " + strconv.Quote(trim(string(a.Type))))
-	}
-	out := make([]int, 0, len(values))
-	for _, v := range values {
-		j := optionIndex(v)
-		if j < 0 {
-			return nil, errors.New("bot: option value " + strconv.Quote(trim(v)) + " is not an option index")
-		}
-		out = append(out, j)
-	}
-	return out, nil
-}
-
-// optionIndex parses an option value, the canonical decimal index of an
-// option; -1 for anything else.
-func optionIndex(s string) int {
-	j, err := strconv.Atoi(s)
-	if err != nil || j < 0 || strconv.Itoa(j) != s {
-		return -1
-	}
-	return j
-}
-
-// picksFromState returns, per question index, the option indexes the
-// selects of revision rev of ask askID hold in a Submit's message state
-// (selected_options, else selected_option; values that are not option
-// indexes as -1, which the lifecycle drops). Selects of other asks or
-// revisions are left out.
-func picksFromState(askID string, rev int, state *slack.BlockActionStates) map[int][]int {
-	out := map[int][]int{}
-	if state == nil {
-		return out
-	}
-	for _, actions := range state.Values {
-		for id, a := range actions {
-			ref, err := blocks.ParseActionID(id)
-			if err != nil || ref.AskID != askID || ref.Rev != rev || ref.Kind != blocks.KindSelect || ref.Question < 0 {
-				continue
-			}
-			var idx []int
-			for _, o := range a.SelectedOptions {
-				idx = append(idx, optionIndex(o.Value))
-			}
-			if len(idx) == 0 && a.SelectedOption.Value != "" {
-				idx = append(idx, optionIndex(a.SelectedOption.Value))
-			}
-			out[ref.Question] = idx
-		}
-	}
-	return out
 }
 
 func trim(s string) string {

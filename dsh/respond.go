@@ -120,8 +120,8 @@ func seamAnswer(req interaction.Request, ask interaction.Ask) interaction.Answer
 		return ans
 	}
 	single := make(map[string]bool, len(req.Questions))
-	for _, q := range req.Questions {
-		single[q.ID] = !q.MultiSelect
+	for i, q := range req.Questions {
+		single[q.ID] = !interaction.Spec(req, i).Multi
 	}
 	out := interaction.Answer{Answers: make([]interaction.AnswerItem, len(ans.Answers))}
 	for i, it := range ans.Answers {

@@ -287,3 +287,18 @@ func IsLinkURL(u string) bool {
 	}
 	return false
 }
+
+// JSONNames returns the JSON names of the fields of the struct v (or that
+// v points to), sorted: what the schemas of the front doors must describe.
+func JSONNames(v any) []string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for name := range jsonFields(t) {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -73,6 +73,9 @@ func Validate(r Request) error {
 			return Errorf(InvalidQuestion, "questions[%d]: duplicate id %q", i, q.ID)
 		}
 		seen[q.ID] = true
+		if err := validateKind(r, i); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -173,7 +176,7 @@ func CheckAnswer(r Request, ans Answer) error {
 		if a.Custom != "" && strings.TrimSpace(a.Custom) == "" {
 			return Errorf(InvalidQuestion, "answers[%d]: blank custom text", i)
 		}
-		if !q.MultiSelect && len(a.Selected) > 1 {
+		if !Spec(r, i).Multi && len(a.Selected) > 1 {
 			return Errorf(InvalidQuestion, "answers[%d]: %d labels for a single-select question", i, len(a.Selected))
 		}
 		seen := map[string]bool{}

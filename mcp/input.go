@@ -90,17 +90,12 @@ func checkObject(raw json.RawMessage, v any, want string) error {
 	return nil
 }
 
+// questionInput is a question as the seam has it, with multiSelect read
+// so that it wins over its alias multi_select when both are given.
 type questionInput struct {
-	ID               string               `json:"id"`
-	Question         string               `json:"question"`
-	Header           string               `json:"header"`
-	Detail           string               `json:"detail"`
-	Options          []interaction.Option `json:"options"`
-	MultiSelect      *bool                `json:"multiSelect"`
-	MultiSelectSnake *bool                `json:"multi_select"`
-	Intent           *interaction.Intent  `json:"intent"`
-	Required         bool                 `json:"required"`
-	AllowOther       *bool                `json:"allowOther"`
+	interaction.Question
+	MultiSelect      *bool `json:"multiSelect"`
+	MultiSelectSnake *bool `json:"multi_select"`
 }
 
 // returnAtOnce is the wait of a call with waitSeconds 0: AwaitOptions.WaitFor
@@ -148,24 +143,13 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		out.Responders = append(out.Responders, strings.TrimSpace(id))
 	}
 	for _, q := range in.Questions {
-		multi := false
 		switch {
 		case q.MultiSelect != nil:
-			multi = *q.MultiSelect
+			q.Question.MultiSelect = *q.MultiSelect
 		case q.MultiSelectSnake != nil:
-			multi = *q.MultiSelectSnake
+			q.Question.MultiSelect = *q.MultiSelectSnake
 		}
-		out.Questions = append(out.Questions, interaction.Question{
-			ID:          q.ID,
-			Question:    q.Question,
-			Header:      q.Header,
-			Detail:      q.Detail,
-			Options:     q.Options,
-			MultiSelect: multi,
-			Intent:      q.Intent,
-			Required:    q.Required,
-			AllowOther:  q.AllowOther,
-		})
+		out.Questions = append(out.Questions, q.Question)
 	}
 	return out, waitFor, nil
 }
@@ -198,7 +182,7 @@ func parseResponses(raw json.RawMessage) (interaction.ResponseCount, error) {
 func describeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		where := te.Field
+		where := strings.ReplaceAll(te.Field, ".Question.", ".") // the embedded seam question
 		if where == "" {
 			where = "the arguments"
 		}
