@@ -88,6 +88,10 @@ func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Reco
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBadChoice, err)
 		}
+		if Many(*r) && interaction.TapResponds(r.Request()) && len(labels) > 0 {
+			s.respond(r, a.By, setProgress(slices.Clone(r.Drafts[a.By.ID]), len(r.Questions), q, interaction.Progress{Selected: labels}))
+			return nil // a tap is the person's response
+		}
 		if Many(*r) {
 			setDraft(r, a.By.ID, q, interaction.Progress{Selected: labels})
 			return nil // the message never shows a person's draft

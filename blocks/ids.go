@@ -28,6 +28,7 @@ const (
 	kindWho      Kind = "who"      // who may answer, deadline
 	kindQuestion Kind = "question" // question text
 	kindControls Kind = "controls" // actions of a question, or the bottom bar (-1)
+	kindRow      Kind = "row"      // a row of a question's option buttons before its controls (Item: row + 1)
 	kindProgress Kind = "progress" // what was done so far on a question
 	kindDivider  Kind = "divider"  // between questions
 	kindAnswer   Kind = "answer"   // the answer of an ended ask
@@ -44,6 +45,11 @@ type Ref struct {
 	Rev      int    // >= 0
 	Question int    // question index, or -1 for ask-wide parts
 	Kind     Kind
+	// Item, when not 0, is the 1-based number of one of several elements
+	// or blocks of the same kind of a question: an element per option (its
+	// option index + 1), a row of them (its row + 1). Slack wants the ids
+	// of a block's elements distinct.
+	Item int
 }
 
 const (
@@ -54,13 +60,18 @@ const (
 )
 
 // ActionID returns the action_id of the element r names:
-// "sa.<AskID>.<Rev>.<Question>.<Kind>". Block ids are built the same way
-// with block kinds. For a Ref with a valid AskID (see Ref), Rev >= 0 and
-// Question >= -1 the id is at most 255 bytes and ParseActionID returns r.
+// "sa.<AskID>.<Rev>.<Question>.<Kind>", with ".<Item>" when Item is not 0.
+// Block ids are built the same way with block kinds. For a Ref with a
+// valid AskID (see Ref), Rev >= 0, Question >= -1 and Item >= 0 the id is
+// at most 255 bytes and ParseActionID returns r.
 func ActionID(r Ref) string {
-	return strings.Join([]string{
+	id := strings.Join([]string{
 		idPrefix, r.AskID, strconv.Itoa(r.Rev), strconv.Itoa(r.Question), string(r.Kind),
 	}, idSep)
+	if r.Item != 0 {
+		id += idSep + strconv.Itoa(r.Item)
+	}
+	return id
 }
 
 // blockID returns the block_id of the block of kind k for question q.
@@ -116,7 +127,7 @@ func isActionKind(k Kind) bool {
 
 func isBlockKind(k Kind) bool {
 	switch k {
-	case kindHead, kindWho, kindQuestion, kindControls, kindProgress, kindDivider, kindAnswer, kindOutcome, kindTeam, kindTally:
+	case kindHead, kindWho, kindQuestion, kindControls, kindRow, kindProgress, kindDivider, kindAnswer, kindOutcome, kindTeam, kindTally:
 		return true
 	}
 	return false
@@ -127,7 +138,7 @@ func parseID(s string, kindOK func(Kind) bool) (Ref, error) {
 		return Ref{}, notOurs(s, "too long")
 	}
 	parts := strings.Split(s, idSep)
-	if len(parts) != 5 || parts[0] != idPrefix {
+	if len(parts) != 5 && len(parts) != 6 || parts[0] != idPrefix {
 		return Ref{}, notOurs(s, "wrong shape")
 	}
 	if !validAskID(parts[1]) {
@@ -139,6 +150,11 @@ func parseID(s string, kindOK func(Kind) bool) (Ref, error) {
 		return Ref{}, notOurs(s, "bad number")
 	}
 	r := Ref{AskID: parts[1], Rev: rev, Question: q, Kind: Kind(parts[4])}
+	if len(parts) == 6 {
+		if r.Item, err1 = strconv.Atoi(parts[5]); err1 != nil || r.Item < 1 {
+			return Ref{}, notOurs(s, "bad item")
+		}
+	}
 	if !kindOK(r.Kind) {
 		return Ref{}, notOurs(s, "unknown kind")
 	}

@@ -12,21 +12,25 @@ import (
 // This file draws each kind of question (interaction.KindOf) and reads
 // its payloads back: the Slack half of the kind table.
 
-// drawers returns the elements that answer question i of v with its
-// options (opts, see menuOptions), by kind. A kind without an entry has
-// no option element (free text).
-var drawers = map[interaction.Kind]func(v View, i int, opts []*slack.OptionBlockObject) slack.BlockElement{
-	interaction.KindMenu: func(v View, i int, opts []*slack.OptionBlockObject) slack.BlockElement {
+// A drawer draws the options of question i of v (opts, see menuOptions):
+// rows are actions blocks of option elements shown before the question's
+// controls block, elems the elements that block starts with.
+type drawer func(v View, i int, opts []*slack.OptionBlockObject) (rows [][]slack.BlockElement, elems []slack.BlockElement)
+
+// drawers draws each kind with options; a kind without an entry has no
+// option element (free text).
+var drawers = map[interaction.Kind]drawer{
+	interaction.KindMenu: func(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
 		s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose…"), selectID(v, i), opts...)
 		if initial := initialOptions(v, i, opts); len(initial) > 0 {
 			s.InitialOption = initial[0]
 		}
-		return s
+		return nil, []slack.BlockElement{s}
 	},
-	interaction.KindMultiMenu: func(v View, i int, opts []*slack.OptionBlockObject) slack.BlockElement {
+	interaction.KindMultiMenu: func(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
 		m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose…"), selectID(v, i), opts...)
 		m.InitialOptions = initialOptions(v, i, opts)
-		return m
+		return nil, []slack.BlockElement{m}
 	},
 }
 
@@ -76,7 +80,7 @@ func ActionOptions(a *slack.BlockAction) ([]int, error) {
 }
 
 // StatePicks returns, per question index, the option indexes the elements
-// of revision rev of ask askID hold in a Submit's message state
+// of revision rev of ask askID hold (in their question's controls block) in a Submit's message state
 // (selected_options, else selected_option; values that are not option
 // indexes as -1, which interaction.PickLenient drops). Elements of other
 // asks or revisions are left out.
@@ -85,11 +89,14 @@ func StatePicks(askID string, rev int, state *slack.BlockActionStates) map[int][
 	if state == nil {
 		return out
 	}
-	for _, actions := range state.Values {
+	for bid, actions := range state.Values {
 		for id, a := range actions {
 			ref, err := ParseActionID(id)
 			if err != nil || ref.AskID != askID || ref.Rev != rev || ref.Kind != KindSelect || ref.Question < 0 {
 				continue
+			}
+			if b, err := ParseBlockID(bid); err != nil || b.Kind != kindControls || b.AskID != askID || b.Rev != rev || b.Question != ref.Question {
+				continue // an element is read in the block it was drawn in
 			}
 			var idx []int
 			for _, o := range a.SelectedOptions {

@@ -74,7 +74,10 @@ func pendingBlocks(v View) []slack.Block {
 	if v.Team != nil {
 		b = append(b, teamBlock(v))
 	}
-	return append(b, bottomBlock(v))
+	if bottom := bottomBlock(v); bottom != nil {
+		b = append(b, bottom)
+	}
+	return b
 }
 
 // agentName is the name, as plain text in mrkdwn, of the agent: "Name (id)", the one that is

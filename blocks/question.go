@@ -22,7 +22,7 @@ func questionBlocks(v View, i int) []slack.Block {
 	text, textCut := questionText(q, maxSection, detailsNote)
 	sec := slack.NewSectionBlock(mrkdwn(text), nil, approveAccessory(v, i),
 		slack.SectionBlockOptionBlockID(blockID(v, i, kindQuestion)))
-	out := []slack.Block{sec, controlsBlock(v, i, opts, textCut || optsCut)}
+	out := append([]slack.Block{sec}, controlsBlocks(v, i, opts, textCut || optsCut)...)
 	if p := progressBlock(v, i); p != nil {
 		out = append(out, p)
 	}
@@ -113,7 +113,7 @@ func optionIndexes(q interaction.Question, labels []string) []int {
 // question: an action of KindSelect whose value is the approve option index.
 func approveAccessory(v View, i int) *slack.Accessory {
 	q := v.Request.Questions[i]
-	if !isPlanReview(q) {
+	if !isPlanReview(q) || interaction.Spec(v.Request, i).Tap { // a tap kind draws the approve option itself
 		return nil
 	}
 	js := optionIndexes(q, []string{q.Intent.Approve})
@@ -130,14 +130,21 @@ func button(v View, q int, k Kind, text string) *slack.ButtonBlockElement {
 	return slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: q, Kind: k}), "", plain(text))
 }
 
-// controlsBlock holds the select (when q has options), "Other…" (or
-// "Answer…") unless the question allows no other text, "Skip" unless it is
-// required and, when something was shortened, "Details".
-func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool) slack.Block {
+// controlsBlocks are the rows of option elements of question i its kind
+// draws, then its controls block: the last option elements, "Other…" (or
+// "Answer…") unless the question allows no other text, "Skip" unless it
+// is required and, when something was shortened, "Details". A controls
+// block left with no element is left out (Slack refuses it).
+func controlsBlocks(v View, i int, opts []*slack.OptionBlockObject, details bool) []slack.Block {
+	var out []slack.Block
 	var elems []slack.BlockElement
 	other := "Answer…"
 	if draw := drawers[interaction.KindOf(v.Request, i)]; draw != nil {
-		elems = append(elems, draw(v, i, opts))
+		var rows [][]slack.BlockElement
+		rows, elems = draw(v, i, opts)
+		for k, row := range rows {
+			out = append(out, slack.NewActionBlock(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: kindRow, Item: k + 1}), row...))
+		}
 		other = "Other…"
 	}
 	if q := v.Request.Questions[i]; q.OtherAllowed() {
@@ -149,7 +156,10 @@ func controlsBlock(v View, i int, opts []*slack.OptionBlockObject, details bool)
 	if details {
 		elems = append(elems, button(v, i, KindDetails, "Details"))
 	}
-	return slack.NewActionBlock(blockID(v, i, kindControls), elems...)
+	if len(elems) > 0 {
+		out = append(out, slack.NewActionBlock(blockID(v, i, kindControls), elems...))
+	}
+	return out
 }
 
 // progressBlock says that question i was answered with custom text or
@@ -170,8 +180,12 @@ func progressBlock(v View, i int) slack.Block {
 
 // bottomBlock holds "Submit" and "Cancel", or only "Cancel" for OneTap,
 // or only "Submit" for a team ask (one person cannot cancel it, and each
-// person's choice counts only when they submit it).
+// person's choice counts only when they submit it); nil for a team ask
+// whose tap is a response (interaction.TapResponds).
 func bottomBlock(v View) slack.Block {
+	if v.Team != nil && interaction.TapResponds(v.Request) {
+		return nil
+	}
 	if v.Team != nil {
 		submit := button(v, -1, KindSubmit, "Submit")
 		submit.Style = slack.StylePrimary

@@ -140,6 +140,10 @@ func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int
 	case blocks.KindSubmit:
 		text = submittedNotice(rec, act.By.ID)
 	case blocks.KindSelect:
+		if interaction.TapResponds(rec.Request()) {
+			text = submittedNotice(rec, act.By.ID)
+			break
+		}
 		if button && q >= 0 && q < len(rec.Questions) && q < len(rec.Drafts[act.By.ID]) {
 			if picked := rec.Drafts[act.By.ID][q].Selected; len(picked) > 0 {
 				text = "Noted “" + escapeText(clipRunes(strings.Join(picked, ", "), 200)) + "” as your answer to “" +
@@ -171,6 +175,8 @@ func submittedNotice(rec asks.Record, user string) string {
 		text = "Your answer is in, and its veto ended the question."
 	case rec.Status.Ended():
 		text = "Your answer is in: " + in + ". That was enough: the question is answered."
+	case interaction.TapResponds(rec.Request()):
+		text = "Your answer is in: " + in + ". Tap another option to change it until the question ends."
 	default:
 		text = "Your answer is in: " + in + ". You can change it and press *Submit* again until the question ends."
 	}

@@ -67,6 +67,13 @@ func OneAction(r Request) bool {
 	return len(r.Questions) == 1 && !Spec(r, 0).Multi
 }
 
+// TapResponds reports whether a tap on r is a whole response even on an
+// ask that collects several people's: a one-pick question alone, of a
+// kind whose picks are taps, needs no Submit (tapping again replaces it).
+func TapResponds(r Request) bool {
+	return OneAction(r) && Spec(r, 0).Tap
+}
+
 // Pick returns the labels of options idx (indexes) of question i of r, in
 // option order, once each, never nil. It refuses an index that is not an
 // option and several for a question of one pick.
@@ -117,6 +124,17 @@ func optionLabels(q Question, idx []int) []string {
 		out = append(out, q.Options[j].Label)
 	}
 	return out
+}
+
+// KindFields is the JSON Schema of the question fields ("question") and
+// option fields ("option") that choose and shape a question's kind, with
+// descriptions written for a model: the MCP tool's input schema takes
+// them from here, so that a kind's fields are described once.
+var KindFields = map[string]map[string]string{
+	"question": {
+		"multiSelect": `{"type": "boolean", "description": "Allow choosing several options. Default false."}`,
+	},
+	"option": {},
 }
 
 // validateKind checks that question i of r fits the kind it gets.

@@ -53,11 +53,42 @@ While the question is still open the result is not an error: {"status":"pending"
 If there is no answer the tool returns an error whose text starts with a code: ASK_CANCELLED (the person declined to answer; do not ask the same again), ASK_TIMEOUT (nobody answered in time), ASK_ABORTED (the ask was withdrawn), INVALID_QUESTION or EMPTY_QUESTIONS (fix the input and call again), SLACK_ERROR (Slack refused; the message says why).`,
 	interaction.MaxQuestions)
 
-// inputSchema is the JSON Schema of the tool's arguments. It does not forbid
+// inputSchema is the JSON Schema of the tool's arguments: inputSchemaBase
+// with the fields of the question kinds (interaction.KindFields).
+var inputSchema = withKindFields(inputSchemaBase)
+
+// withKindFields adds interaction.KindFields to the question and option
+// properties of schema.
+func withKindFields(schema string) string {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(schema), &doc); err != nil {
+		panic("mcp: input schema: " + err.Error()) // a constant: caught by every test
+	}
+	item := doc["properties"].(map[string]any)["questions"].(map[string]any)["items"].(map[string]any)
+	qProps := item["properties"].(map[string]any)
+	oProps := qProps["options"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+	for where, props := range map[string]map[string]any{"question": qProps, "option": oProps} {
+		for name, fragment := range interaction.KindFields[where] {
+			var v any
+			if err := json.Unmarshal([]byte(fragment), &v); err != nil {
+				panic("mcp: kind field " + name + ": " + err.Error())
+			}
+			props[name] = v
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		panic("mcp: input schema: " + err.Error())
+	}
+	return string(out)
+}
+
+// inputSchemaBase is the JSON Schema of the tool's arguments but the
+// kinds' fields. It does not forbid
 // other properties: clients and models that send more are not refused.
 // The handler decodes and validates the arguments itself, so that every
 // problem comes back as a tool error with the seam's code.
-const inputSchema = `{
+const inputSchemaBase = `{
   "type": "object",
   "properties": {
     "questions": {
@@ -86,7 +117,6 @@ const inputSchema = `{
               "required": ["label"]
             }
           },
-          "multiSelect": {"type": "boolean", "description": "Allow choosing several options. Default false."},
           "intent": {"type": "object", "description": "Optional known purpose. {\"kind\": \"plan-review\", \"approve\": \"<label>\"}: detail holds a plan shown for approval and approve names the option that approves it.", "properties": {"kind": {"type": "string", "enum": ["plan-review"]}, "approve": {"type": "string"}}, "required": ["kind"]},
           "multi_select": {"type": "boolean", "description": "Same as multiSelect."},
           "required": {"type": "boolean", "description": "No Skip button: the person must answer this question to submit. Use it for approvals. Default false."},
