@@ -92,6 +92,7 @@ type Bot struct {
 	handlers  sync.WaitGroup
 	postTurns postGates // paces chat.postMessage per rate-limited channel
 	slots     workslots.Slots
+	gate      gate // closed while the store cannot be reached (StoreDown)
 }
 
 // New checks cfg and returns a Bot. It returns an error when API or
@@ -117,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
 	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
 	for i := range max(cfg.Connections, 1) {
-		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes,
+		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes, gate: &b.gate,
 			Log: cfg.Logger.With().Int("socket", i).Logger()}
 		if cfg.Journal != nil {
 			s.Journal = cfg.Journal
@@ -208,10 +209,13 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 // that the lifecycle's recovery never posts with a token Slack refuses.
 func (b *Bot) Opened() <-chan struct{} { return b.opened }
 
-// Ready returns nil when at least one Socket Mode connection is up, else
-// an error saying why not.
+// Ready returns nil when at least one Socket Mode connection is up and the
+// store can be reached (see StoreDown), else an error saying why not.
 func (b *Bot) Ready(context.Context) error {
+	reason, _ := b.gate.state()
 	switch {
+	case reason != nil:
+		return fmt.Errorf("slack: socket mode connections given up: %w", reason)
 	case !b.started.Load():
 		return errors.New("slack: not started")
 	case b.Connected() == 0:

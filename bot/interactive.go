@@ -97,6 +97,8 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 	act := actOf(cb, ref.AskID, ref.Rev, false)
 	var rec asks.Record
 	var err error
+	sctx, cancel := context.WithTimeout(ctx, actTimeout)
+	defer cancel()
 	switch ref.Kind {
 	case blocks.KindSelect:
 		options, verr := blocks.ActionOptions(&a)
@@ -105,9 +107,9 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 			b.log.Warn().Err(verr).Str("ask", ref.AskID).Msg("select with bad values")
 			return
 		}
-		rec, err = b.svc.Select(ctx, act, ref.Question, options)
+		rec, err = b.svc.Select(sctx, act, ref.Question, options)
 	case blocks.KindSkip:
-		rec, err = b.svc.Skip(ctx, act, ref.Question)
+		rec, err = b.svc.Skip(sctx, act, ref.Question)
 	case blocks.KindSubmit:
 		state, serr := cb.blockState()
 		if serr != nil { // as a payload that does not parse: nothing happens
@@ -115,9 +117,9 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 			b.log.Warn().Err(serr).Str("ask", ref.AskID).Msg("submit whose state did not parse")
 			return
 		}
-		rec, err = b.svc.Submit(ctx, act, blocks.StatePicks(ref.AskID, ref.Rev, state))
+		rec, err = b.svc.Submit(sctx, act, blocks.StatePicks(ref.AskID, ref.Rev, state))
 	case blocks.KindCancel:
-		rec, err = b.svc.Cancel(ctx, act)
+		rec, err = b.svc.Cancel(sctx, act)
 	default:
 		env.Ack(nil)
 		return

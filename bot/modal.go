@@ -118,7 +118,9 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 // closes the form).
 func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
 	act := actOf(env.Payload, sub.meta.askID, -1, true)
-	rec, err := b.svc.Other(ctx, act, sub.meta.q, sub.text)
+	sctx, cancel := context.WithTimeout(ctx, actTimeout)
+	rec, err := b.svc.Other(sctx, act, sub.meta.q, sub.text)
+	cancel()
 	b.settle(ctx, env, act, rec, err)
 	if err == nil && asks.Many(rec) {
 		b.handlers.Go(func() { b.confirm(ctx, act, blocks.KindOther, sub.meta.q, rec, false) })

@@ -207,6 +207,10 @@ type Socket struct {
 	// ends sooner, by a disconnect or a cut, counts as a failed connect.
 	MinLife time.Duration
 
+	// gate, when set, is closed while the store cannot be reached: the
+	// Socket then gives up its connection and opens none until it opens.
+	gate *gate
+
 	// routes carry acks its connections can no longer carry (relay.go):
 	// the Bot's, shared by its Sockets; Run makes one of its own if unset.
 	routes *ackRoutes
@@ -505,7 +509,18 @@ func (s *Socket) Run(ctx context.Context) error {
 		closers.Wait()
 	}()
 	var retiring *socketConn // asked to refresh; let go after its successor's hello
+	g := s.gate
+	if g == nil {
+		g = &gate{} // open for good
+	}
 	for {
+		if reason, _ := g.state(); reason != nil {
+			s.Log.Warn().Err(reason).Msg("no socket mode connection until the store can be reached again")
+			if !g.waitOpen(ctx) {
+				return ctx.Err()
+			}
+			s.Log.Info().Msg("store reachable again; opening a socket mode connection")
+		}
 		conn, err := s.openSocket(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -525,8 +540,14 @@ func (s *Socket) Run(ctx context.Context) error {
 		conn.prev, retiring = retiring, nil
 		conn.refresh = make(chan struct{})
 		ended := make(chan error, 1)
+		// The connection ends as at a shutdown (once what was read from
+		// it is settled) when ctx ends or the gate closes.
+		cctx, ccancel := context.WithCancel(ctx)
+		stopHold := g.onClose(ccancel)
 		readers.Go(func() {
-			err := s.read(ctx, wctx, conn, in, line, &lined, &closers)
+			defer ccancel()
+			defer stopHold()
+			err := s.read(cctx, wctx, conn, in, line, &lined, &closers)
 			in <- inbound{conn: conn, closeConn: true}
 			ended <- err
 		})
@@ -540,6 +561,10 @@ func (s *Socket) Run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if reason, _ := g.state(); reason != nil {
+			s.Log.Warn().Err(reason).Msg("socket mode connection given up: its clicks could not be stored")
+			continue
 		}
 		minLife := cmp.Or(s.MinLife, DefaultMinLife)
 		if conn.helloed && time.Since(conn.helloAt) >= minLife {

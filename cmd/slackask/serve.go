@@ -174,6 +174,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	if bridge != nil {
 		wg.Go(func() { _ = bridge.Run(ctx) })
 	}
+	if p, ok := st.(storePinger); ok {
+		wg.Go(func() { watchStore(ctx, p, b, hooks.clock, log.With().Str("component", "store").Logger()) })
+	}
 	log.Info().Str("addr", ln.Addr().String()).Msg("HTTP API listening")
 	if hooks.started != nil {
 		hooks.started(ln.Addr().String())

@@ -48,6 +48,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,8 @@ type Store struct {
 	closed     atomic.Bool
 
 	listenCfg  *pgx.ConnConfig
+	pingMu     sync.Mutex
+	pingConn   *pgx.Conn // Ping's connection; nil until the first Ping, and after a failed one
 	stopListen context.CancelFunc
 	listenDone chan struct{}
 	listenPID  atomic.Uint32 // backend pid of the LISTEN connection, 0 while none
@@ -732,12 +735,47 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 	return held, nil
 }
 
+// Ping checks that the database answers a query within ctx, on a
+// connection of its own: the pool's may all be busy with work that is
+// merely slow. A failed Ping drops the connection; the next makes another.
+func (s *Store) Ping(ctx context.Context) error {
+	const op = "postgres ping"
+	if err := s.check(ctx); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	s.pingMu.Lock()
+	defer s.pingMu.Unlock()
+	if s.pingConn == nil {
+		conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
+		if err != nil {
+			return store.WrapErr(ctx, op, err)
+		}
+		s.pingConn = conn
+	}
+	if _, err := s.pingConn.Exec(ctx, ";"); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // a dead link must not hold the next Ping
+		_ = s.pingConn.Close(cctx)
+		cancel()
+		s.pingConn = nil
+		return store.WrapErr(ctx, op, err)
+	}
+	return nil
+}
+
 // Close stops listening, stops every watcher and closes the connections;
 // calls after Close fail. A second Close does nothing.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.pingMu.Lock()
+	if s.pingConn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.pingConn.Close(ctx)
+		cancel()
+		s.pingConn = nil
+	}
+	s.pingMu.Unlock()
 	s.stopListen()
 	<-s.listenDone
 	s.hub.Close()
