@@ -79,6 +79,12 @@ type Record struct {
 
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
+
+	// NewEvents are the events emitted (Emit) on this copy of the record
+	// and not yet written: transient, never kept. Create and Update write
+	// them in the transaction of the record; the records a store returns
+	// have none.
+	NewEvents []Event `json:"-"`
 }
 
 // Callback is where the delivery of an ended ask to its callback URL
@@ -171,24 +177,26 @@ var (
 // Store keeps ask records. Implementations are safe for concurrent use; each
 // method is atomic.
 type Store interface {
-	// Create inserts r (r.Version is set to 1). When r.IdempotencyKey is
+	// Create inserts r (r.Version is set to 1) and r.NewEvents. When r.IdempotencyKey is
 	// not empty and a record with that key exists, it returns the existing
 	// record and created=false instead. ErrExists for a taken id.
 	Create(ctx context.Context, r Record) (rec Record, created bool, err error)
 	// Get returns the record, or ErrNotFound.
 	Get(ctx context.Context, id string) (Record, error)
 	// Update reads the record, calls fn on a copy and, if fn returns nil,
-	// writes the copy back with Version+1 — all in one compare-and-set step,
+	// writes the copy back with Version+1, and the events fn emitted on it
+	// (Record.Emit) — all in one compare-and-set step,
 	// so concurrent updates of one record are serialised. fn's error aborts
 	// the update and is returned as is. ErrNotFound for unknown ids.
 	Update(ctx context.Context, id string, fn func(*Record) error) (Record, error)
-	// Delete removes the record; ErrNotFound for unknown ids.
+	// Delete removes the record and its events; ErrNotFound for unknown ids.
 	Delete(ctx context.Context, id string) error
 	// List returns records newest first (CreatedAt, then ID, descending).
 	List(ctx context.Context, f Filter) ([]Record, error)
 	// Pending returns every pending record, oldest first.
 	Pending(ctx context.Context) ([]Record, error)
-	// Prune deletes ended records that ended before t and returns how many.
+	// Prune deletes ended records that ended before t, with their events,
+	// and returns how many.
 	Prune(ctx context.Context, t time.Time) (int, error)
 	// Secret returns the named secret key (32 random bytes), creating and
 	// storing it on first use so that it survives restarts.
@@ -213,6 +221,15 @@ type Store interface {
 	// already running. stop may be called more than once; Close stops every
 	// watch.
 	Watch(fn func(Change)) (stop func())
+	// Events returns every event of the ask id, in order (Seq ascending);
+	// none for an unknown id.
+	Events(ctx context.Context, id string) ([]Event, error)
+	// Feed returns the events of every ask with Seq > after, in order, at
+	// most FeedLimit(limit) of them. A reader that resumes with the last
+	// Seq it got misses no event: an event committed later never has a
+	// lower Seq than one already served (PostgreSQL, with several
+	// writers, orders its commits so: see store/postgres).
+	Feed(ctx context.Context, after int64, limit int) ([]Event, error)
 	// Lease takes or renews the named lease for holder for ttl and reports
 	// whether holder holds it: false when another holder's lease has not
 	// expired. ttl <= 0 releases the lease if holder holds it (and reports
@@ -292,6 +309,12 @@ func Clone(r Record) Record {
 	c.Handoffs = append([]interaction.Handoff(nil), r.Handoffs...)
 	c.Added = append([]string(nil), r.Added...)
 	c.Steps = append([]StepSend(nil), r.Steps...)
+	if r.NewEvents != nil {
+		c.NewEvents = make([]Event, len(r.NewEvents))
+		for i, e := range r.NewEvents {
+			c.NewEvents[i] = CloneEvent(e)
+		}
+	}
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
 	c.Awaited = append([]string(nil), r.Awaited...)

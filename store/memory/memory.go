@@ -26,6 +26,10 @@ type Store struct {
 	hub     watch.Hub
 	relays  map[string]relayed // envelope id → relayed ack (relay.go)
 	acks    watch.Acks
+	// events is the audit trail of every ask, Seq ascending; seq is the
+	// last Seq given out (never reused, also after Prune).
+	events []store.Event
+	seq    int64
 }
 
 type lease struct {
@@ -63,8 +67,13 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		return store.Record{}, false, fmt.Errorf("memory create %s: %w", r.ID, store.ErrExists)
 	}
 	r = store.Clone(r)
+	evs, err := store.TakeEvents(&r)
+	if err != nil {
+		return store.Record{}, false, fmt.Errorf("memory create %s: %w", r.ID, err)
+	}
 	r.Version = 1
 	s.records[r.ID] = r
+	s.append(evs)
 	if r.IdempotencyKey != "" {
 		s.byKey[r.IdempotencyKey] = r.ID
 	}
@@ -102,8 +111,13 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return store.Record{}, err
 	}
 	c.ID, c.IdempotencyKey = r.ID, r.IdempotencyKey // the keys never change
+	evs, err := store.TakeEvents(&c)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("memory update %q: %w", id, err)
+	}
 	c.Version = r.Version + 1
 	s.records[id] = store.Clone(c)
+	s.append(evs)
 	s.publish(c, false)
 	// fn may keep the pointer it was given: return a copy that shares
 	// nothing with it.
@@ -122,7 +136,60 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("memory delete %q: %w", id, store.ErrNotFound)
 	}
 	s.remove(r)
+	s.dropEvents(map[string]bool{id: true})
 	return nil
+}
+
+// append gives evs the next seqs and adds them to the log.
+func (s *Store) append(evs []store.Event) {
+	for _, e := range evs {
+		s.seq++
+		e.Seq = s.seq
+		s.events = append(s.events, e)
+	}
+}
+
+// dropEvents removes the events of the asks in ids.
+func (s *Store) dropEvents(ids map[string]bool) {
+	kept := s.events[:0]
+	for _, e := range s.events {
+		if !ids[e.AskID] {
+			kept = append(kept, e)
+		}
+	}
+	clear(s.events[len(kept):])
+	s.events = kept
+}
+
+// Events implements store.Store.
+func (s *Store) Events(ctx context.Context, id string) ([]store.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory events %q: %w", id, err)
+	}
+	var out []store.Event
+	for _, e := range s.events {
+		if e.AskID == id {
+			out = append(out, store.CloneEvent(e))
+		}
+	}
+	return out, nil
+}
+
+// Feed implements store.Store.
+func (s *Store) Feed(ctx context.Context, after int64, limit int) ([]store.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory feed: %w", err)
+	}
+	i := sort.Search(len(s.events), func(i int) bool { return s.events[i].Seq > after })
+	var out []store.Event
+	for _, e := range s.events[i:min(len(s.events), i+store.FeedLimit(limit))] {
+		out = append(out, store.CloneEvent(e))
+	}
+	return out, nil
 }
 
 func (s *Store) remove(r store.Record) {
@@ -212,14 +279,17 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, fmt.Errorf("memory prune: %w", err)
 	}
-	n := 0
+	gone := map[string]bool{}
 	for _, r := range s.records {
 		if r.Status.Ended() && r.EndedAt != nil && r.EndedAt.Before(t) {
 			s.remove(r)
-			n++
+			gone[r.ID] = true
 		}
 	}
-	return n, nil
+	if len(gone) > 0 {
+		s.dropEvents(gone)
+	}
+	return len(gone), nil
 }
 
 // Secret implements store.Store.

@@ -374,22 +374,30 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	}
 	r = store.Clone(r)
 	r.Version = 1
+	evs, err := store.TakeEvents(&r)
+	if err != nil {
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
+	}
 	data, err := store.Encode(r)
 	if err != nil {
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
+	q := insertAsk + " RETURNING 1) SELECT count(*) FROM ins"
+	args := []any{r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
+		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data}
+	if len(evs) > 0 {
+		// One statement: the events are inserted iff the ask is.
+		q = insertAsk + " RETURNING 1), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") + " SELECT count(*) FROM ins"
+		args = append(args, eventArgs(evs)...)
+	}
 	// A conflict on the key whose record is deleted before it is read
 	// freed the key: insert again.
 	for range 10 {
-		tag, err := s.pool.Exec(ctx, `INSERT INTO asks
-			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
-			r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
-		if err != nil {
+		var inserted int
+		if err := s.pool.QueryRow(ctx, q, args...).Scan(&inserted); err != nil {
 			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
-		if tag.RowsAffected() == 1 {
+		if inserted == 1 {
 			return r, true, nil
 		}
 		if r.IdempotencyKey == "" {
@@ -411,6 +419,60 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		}
 	}
 	return store.Record{}, false, store.WrapErr(ctx, op, store.Internal(nil, "idempotency key %q: conflicting writes kept the insert from settling", r.IdempotencyKey))
+}
+
+// insertAsk starts Create's statement: the insert of the ask as CTE ins,
+// skipping any conflict.
+const insertAsk = `WITH ins AS (INSERT INTO asks
+	(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
+
+// eventsCTE is the part of a WITH statement that appends events (the
+// arguments eventArgs makes, numbered from after+1) to the log: CTE seq
+// takes the counter, CTE ev inserts. cond, if not empty, is the WHERE of
+// the counter's update: no row, no events.
+//
+// Why a counter row and not a sequence: a sequence gives out numbers when
+// asked, not when the transaction commits, so with several writers (two
+// replicas) an event with seq 10 may commit after one with seq 11 was
+// already served by the feed, and a reader resuming after 11 never sees
+// it. The counter's row lock, taken here, in the last statement before
+// COMMIT, is held until the transaction ends, and PostgreSQL makes a
+// commit visible before it releases its locks: the next writer gets its
+// seqs only once every lower one is visible. A reader that sees seq n
+// therefore sees every committed seq below n, and Feed needs no horizon.
+// The price: writes that emit events commit one at a time (the lock is
+// held for the insert and the commit's WAL flush only; the ask's row lock
+// and fn come before it, in parallel).
+func eventsCTE(after int, cond string) string {
+	p := func(i int) string { return fmt.Sprintf("$%d", after+i) }
+	return `seq AS (UPDATE event_seq SET last = last + ` + p(1) + ` ` + cond + ` RETURNING last),
+	ev AS (INSERT INTO events (seq, ask_id, at, kind, by_user, data)
+		SELECT seq.last - ` + p(1) + ` + e.ord, ` + p(2) + `, e.at, e.kind, e.by_user::json, e.data::json
+		FROM seq, unnest(` + p(3) + `::bigint[], ` + p(4) + `::text[], ` + p(5) + `::text[], ` + p(6) + `::text[])
+			WITH ORDINALITY AS e(at, kind, by_user, data, ord))`
+}
+
+// eventArgs are the arguments of eventsCTE for evs, the events of one ask:
+// their count, the ask's id, and one array per column. They were encoded
+// by store.TakeEvents; a By that does not encode cannot happen (a struct
+// of strings) but is an error all the same.
+func eventArgs(evs []store.Event) []any {
+	ats := make([]int64, len(evs))
+	kinds := make([]string, len(evs))
+	bys := make([]*string, len(evs))
+	datas := make([]*string, len(evs))
+	for i, e := range evs {
+		ats[i], kinds[i] = nanos(e.At), e.Kind
+		if by, err := store.EncodeUser(e.By); err == nil && by != "" {
+			bys[i] = &by
+		}
+		if len(e.Data) > 0 {
+			d := string(e.Data)
+			datas[i] = &d
+		}
+	}
+	return []any{len(evs), evs[0].AskID, ats, kinds, bys, datas}
 }
 
 // Get implements store.Store.
@@ -488,6 +550,10 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	}
 	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
 	next.Version = cur.Version + 1
+	evs, err := store.TakeEvents(&next)
+	if err != nil {
+		return store.Record{}, nil, err
+	}
 	data, err := store.Encode(next)
 	if err != nil {
 		return store.Record{}, nil, err
@@ -498,11 +564,19 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 		WHERE id = $9 AND version = $10`,
 		string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
 		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
+	if len(evs) > 0 {
+		// The last statement before COMMIT: it holds the counter (see
+		// eventsCTE) for as short a time as can be.
+		write.Queue("WITH "+eventsCTE(0, "")+" SELECT 1", eventArgs(evs)...)
+	}
 	write.Queue("COMMIT")
 	br = conn.SendBatch(ctx, write)
 	tag, err := br.Exec()
 	if err == nil && tag.RowsAffected() != 1 {
 		err = store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
+	}
+	if err == nil && len(evs) > 0 {
+		_, err = br.Exec()
 	}
 	if err == nil {
 		_, err = br.Exec()
@@ -531,6 +605,37 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return store.WrapErr(ctx, op, store.ErrNotFound)
 	}
 	return nil
+}
+
+const selectEvent = "SELECT seq, ask_id, at, kind, by_user::text, data::text FROM events "
+
+// events runs query (of selectEvent) and returns its events.
+func (s *Store) events(ctx context.Context, op, query string, args ...any) ([]store.Event, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	defer rows.Close()
+	out, err := store.ScanEvents(rows)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// Events implements store.Store.
+func (s *Store) Events(ctx context.Context, id string) ([]store.Event, error) {
+	return s.events(ctx, fmt.Sprintf("postgres events %q", id), selectEvent+"WHERE ask_id = $1 ORDER BY seq", id)
+}
+
+// Feed implements store.Store. Writers commit their events in seq order
+// (eventsCTE), so one snapshot that holds seq n holds every seq below it:
+// the statement's snapshot is the horizon.
+func (s *Store) Feed(ctx context.Context, after int64, limit int) ([]store.Event, error) {
+	return s.events(ctx, "postgres feed", selectEvent+"WHERE seq > $1 ORDER BY seq LIMIT $2", after, store.FeedLimit(limit))
 }
 
 // List implements store.Store.

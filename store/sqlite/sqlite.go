@@ -144,16 +144,22 @@ const (
 	checkpointMaxWrites = 4096
 )
 
+// pruned is the condition of the asks Prune removes (its one argument: the
+// time).
+const pruned = "status <> 'pending' AND ended_at IS NOT NULL AND ended_at < ?"
+
 // statements are prepared once: parsing SQL costs as much as running it.
 // The w* ones belong to the write connection, the r* ones to the read pool.
 type statements struct {
 	wByID, wVersion, wByKey, wExists, wInsert, wUpdate, wUpdateRecord, wDelete, wPrune *sql.Stmt
 	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
 	wBegin, wCommit, wRollback                                                         *sql.Stmt
-	rByID, rPending, rSecret                                                           *sql.Stmt
+	wEvent, wDeleteEvents, wPruneEvents                                                *sql.Stmt
+	rByID, rPending, rSecret, rEvents, rFeed                                           *sql.Stmt
 }
 
 const (
+	selectEvent  = "SELECT seq, ask_id, at, kind, by_user, data FROM events "
 	selectRecord = "SELECT id, version, wake_at, record FROM asks "
 	selectSecret = "SELECT value FROM secrets WHERE name = ?"
 )
@@ -182,7 +188,11 @@ func (s *Store) prepare(ctx context.Context) error {
 		// record is written: no index page is touched.
 		wUpdateRecord: prep(s.w, `UPDATE asks SET version = ?, record = ? WHERE id = ? AND version = ?`),
 		wDelete:       prep(s.w, "DELETE FROM asks WHERE id = ? RETURNING version, status"),
-		wPrune:        prep(s.w, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < ? RETURNING id, version, status"),
+		wPrune:        prep(s.w, "DELETE FROM asks WHERE "+pruned+" RETURNING id, version, status"),
+		// The events go with their ask (before it, in its transaction).
+		wEvent:        prep(s.w, "INSERT INTO events (ask_id, at, kind, by_user, data) VALUES (?, ?, ?, ?, ?)"),
+		wDeleteEvents: prep(s.w, "DELETE FROM events WHERE ask_id = ?"),
+		wPruneEvents:  prep(s.w, "DELETE FROM events WHERE ask_id IN (SELECT id FROM asks WHERE "+pruned+")"),
 		wDue:          prep(s.w, selectRecord+"WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at, id LIMIT ?"),
 		wClaim:        prep(s.w, "UPDATE asks SET wake_at = ?, version = version + 1 WHERE id = ?"),
 		wLease:        prep(s.w, "SELECT holder, expires_at FROM leases WHERE name = ?"),
@@ -199,6 +209,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		rByID:     prep(s.r, selectRecord+"WHERE id = ?"),
 		rPending:  prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
 		rSecret:   prep(s.r, selectSecret),
+		rEvents:   prep(s.r, selectEvent+"WHERE ask_id = ? ORDER BY seq"),
+		rFeed:     prep(s.r, selectEvent+"WHERE seq > ? ORDER BY seq LIMIT ?"),
 	}
 	return errors.Join(errs...)
 }
@@ -208,7 +220,8 @@ func (st *statements) close() {
 		st.wByID, st.wVersion, st.wByKey, st.wExists, st.wInsert, st.wUpdate, st.wUpdateRecord, st.wDelete, st.wPrune,
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
 		st.wBegin, st.wCommit, st.wRollback,
-		st.rByID, st.rPending, st.rSecret,
+		st.wEvent, st.wDeleteEvents, st.wPruneEvents,
+		st.rByID, st.rPending, st.rSecret, st.rEvents, st.rFeed,
 	} {
 		if s != nil {
 			_ = s.Close()
@@ -479,6 +492,10 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	}
 	r = store.Clone(r)
 	r.Version = 1
+	evs, err := store.TakeEvents(&r)
+	if err != nil {
+		return store.Record{}, false, store.WrapErr(ctx, op, err)
+	}
 	data, err := store.Encode(r)
 	if err != nil {
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
@@ -508,6 +525,9 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		_, err := s.st.wInsert.ExecContext(ctx,
 			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
+		if err == nil {
+			err = s.writeEvents(ctx, evs)
+		}
 		if err == nil {
 			s.changed(r.ID, r.Version, r.Status, false)
 		}
@@ -597,7 +617,16 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			}
 			next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
 			next.Version = cur.Version + 1
+			evs, err := store.TakeEvents(&next)
+			if err != nil {
+				op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op was written
+				continue
+			}
 			if err := s.writeRecord(ctx, cur, next); err != nil {
+				failed = op
+				return err
+			}
+			if err := s.writeEvents(ctx, evs); err != nil {
 				failed = op
 				return err
 			}
@@ -652,6 +681,55 @@ func (s *Store) writeRecord(ctx context.Context, cur, next store.Record) error {
 	return nil
 }
 
+// writeEvents appends evs to the events log, inside the write
+// transaction. The write connection is the only writer of the file, so
+// seqs are given out (and committed) in order.
+func (s *Store) writeEvents(ctx context.Context, evs []store.Event) error {
+	for _, e := range evs {
+		by, err := store.EncodeUser(e.By)
+		if err != nil {
+			return err
+		}
+		var data any
+		if len(e.Data) > 0 {
+			data = string(e.Data)
+		}
+		if _, err := s.st.wEvent.ExecContext(ctx, e.AskID, nanos(e.At), e.Kind, nullString(by), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// events runs st (of selectEvent) and returns its events.
+func (s *Store) events(ctx context.Context, op string, st *sql.Stmt, args ...any) ([]store.Event, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	defer rows.Close()
+	out, err := store.ScanEvents(rows)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// Events implements store.Store.
+func (s *Store) Events(ctx context.Context, id string) ([]store.Event, error) {
+	return s.events(ctx, fmt.Sprintf("sqlite events %q", id), s.st.rEvents, id)
+}
+
+// Feed implements store.Store. Writers commit one at a time, each with
+// seqs above every committed one, so a read never sees a seq whose
+// predecessors are not all visible.
+func (s *Store) Feed(ctx context.Context, after int64, limit int) ([]store.Event, error) {
+	return s.events(ctx, "sqlite feed", s.st.rFeed, after, store.FeedLimit(limit))
+}
+
 // current returns the record id as it is in the database, inside the
 // write transaction; store.ErrNotFound when there is no such row. The
 // record this Store last wrote for id is used when the row still has its
@@ -699,6 +777,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		err := s.st.wDelete.QueryRowContext(ctx, id).Scan(&version, &status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
+		}
+		if err == nil {
+			_, err = s.st.wDeleteEvents.ExecContext(ctx, id)
 		}
 		if err == nil {
 			s.changed(id, version, interaction.Status(status), true)
@@ -789,6 +870,9 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	n := 0
 	err := s.write(ctx, func() error {
 		n = 0
+		if _, err := s.st.wPruneEvents.ExecContext(ctx, nanos(t)); err != nil {
+			return err
+		}
 		rows, err := s.st.wPrune.QueryContext(ctx, nanos(t))
 		if err != nil {
 			return err

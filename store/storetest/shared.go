@@ -28,6 +28,7 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		{"Update/LoseNothing", testSharedUpdate},
 		{"Create/IdempotencyKey", testSharedIdempotency},
 		{"Lease/OneHolder", testSharedLease},
+		{"Events/FeedConcurrent", testSharedEventsFeed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := open(t)

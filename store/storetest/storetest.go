@@ -83,6 +83,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Lease/ExclusiveRenewRelease", testLease},
 		{"Lease/Expires", testLeaseExpires},
 		{"Lease/Concurrent", testLeaseConcurrent},
+		{"Events/InOrder", testEventsInOrder},
+		{"Events/Feed", testEventsFeed},
+		{"Events/GoWithTheirAsk", testEventsGoWithAsk},
+		{"Events/FeedConcurrent", testEventsFeedConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
@@ -109,6 +113,10 @@ func RunDurable(t *testing.T, open func(t *testing.T, path string) store.Store) 
 		mustCreate(t, s, p1)
 		mustCreate(t, s, pendingAt("p2", base.Add(2*time.Second)))
 		mustCreate(t, s, pendingAt("gone", base.Add(3*time.Second)))
+		if _, err := s.Update(ctx, "p1", func(r *store.Record) error { r.Emit(store.EventReminded, nil, map[string]int{"n": 1}); return nil }); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		events := mustEvents(t, s, "p1")
 		if _, err := s.Update(ctx, "p2", func(r *store.Record) error { r.Rev = 7; r.TS = "1700000000.000200"; return nil }); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
@@ -136,6 +144,9 @@ func RunDurable(t *testing.T, open func(t *testing.T, path string) store.Store) 
 		}
 		if _, err := s.Get(ctx, "gone"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("after reopen, Get of a deleted record: err = %v, want ErrNotFound", err)
+		}
+		if got := mustEvents(t, s, "p1"); len(got) != 1 || !reflect.DeepEqual(got, events) {
+			t.Errorf("after reopen, Events(p1) = %+v, want %+v", got, events)
 		}
 		if got := mustSecret(t, s, "a"); !equalBytes(got, secA) {
 			t.Errorf("secret a changed across reopen")
@@ -565,7 +576,7 @@ func assertAllSet(t *testing.T, r store.Record) {
 	walk = func(v reflect.Value, prefix string) {
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
-			if !f.IsExported() {
+			if !f.IsExported() || f.Tag.Get("json") == "-" {
 				continue
 			}
 			if f.Anonymous {
