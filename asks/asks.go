@@ -245,6 +245,7 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
+	rec.Emit(store.EventCreated, nil, nil) // written only if this call creates the ask
 	rec, created, err := s.store.Create(ctx, rec)
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
@@ -425,7 +426,8 @@ func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
 	s.stats.posts.Add(1)
 	at.Channel = cmp.Or(at.Channel, rec.Channel)
 	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		r.Channel, r.TS, r.Synced = at.Channel, at.TS, r.Rev == rec.Rev
+		setPosted(r, at.Channel, at.TS)
+		r.Synced = r.Rev == rec.Rev
 		return nil
 	})
 	if err != nil {

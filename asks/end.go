@@ -60,9 +60,13 @@ func (s *Service) endRecord(r *Record, e ending) {
 			ans = team
 		}
 		r.Answer, r.AnsweredBy = &ans, e.by
+		if !many { // a team ask recorded each response as it came
+			emitResponse(r, e.by, ans)
+		}
 	} else {
 		r.Error, r.EndedBy = e.err, e.by
 	}
+	r.Emit(store.EventEnded, e.by, endedData{Status: e.status, By: e.by})
 	r.Rev++
 	r.Synced = false
 	s.armCallback(r, now)

@@ -376,9 +376,10 @@ func TestUnknownPostOutcomeAdoptsTheMessage(t *testing.T) {
 		t.Fatalf("create: %+v %v %v", ask, created, err)
 	}
 	var rec Record
+	// The ts and then the permalink are stored, in two writes.
 	waitFor(t, "the message adopted", func() bool {
 		rec, _ = svc.store.Get(ctx, ask.ID)
-		return rec.TS != ""
+		return rec.TS != "" && rec.Permalink != ""
 	})
 	again, created, err := svc.CreateIdempotent(ctx, in)
 	if err != nil || created || again.ID != ask.ID || again.TS != rec.TS {

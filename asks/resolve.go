@@ -144,7 +144,8 @@ func (s *Service) adopt(ctx context.Context, rec Record, ts string) (Record, err
 		if r.TS != "" {
 			return errNoChange
 		}
-		r.TS, r.Rev, r.Synced = ts, r.Rev+1, false
+		setPosted(r, r.Channel, ts)
+		r.Rev, r.Synced = r.Rev+1, false
 		return nil
 	})
 	if errors.Is(err, errNoChange) {

@@ -30,6 +30,7 @@ func (s *Service) remind(ctx context.Context, id string) {
 			return errNoChange
 		}
 		r.Reminders++
+		r.Emit(store.EventReminded, nil, remindedData{Reminder: r.Reminders})
 		every := time.Duration(r.RemindEvery)
 		if every <= 0 || r.Reminders >= interaction.MaxReminders {
 			r.Reminded = true
@@ -154,7 +155,8 @@ func (s *Service) adoptOrPost(ctx context.Context, rec Record) (Record, error) {
 		return s.post(ctx, rec)
 	}
 	return s.store.Update(ctx, rec.ID, func(r *Record) error {
-		r.TS, r.Rev, r.Synced = ts, r.Rev+1, false
+		setPosted(r, r.Channel, ts)
+		r.Rev, r.Synced = r.Rev+1, false
 		return nil
 	})
 }

@@ -83,6 +83,7 @@ func (s *Service) respond(r *Record, user interaction.User, ps []interaction.Pro
 	ans := interaction.AnswerFrom(r.Request(), ps)
 	r.Responses = slices.DeleteFunc(r.Responses, func(x interaction.Response) bool { return x.User.ID == user.ID })
 	r.Responses = append(r.Responses, interaction.Response{User: user, Answer: ans, At: s.now()})
+	emitResponse(r, &user, ans)
 	_, r.Tally = interaction.TeamAnswer(r.Request(), r.Responses)
 	u := user
 	switch {

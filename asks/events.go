@@ -1,0 +1,50 @@
+package asks
+
+import (
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+)
+
+// The data of the events the lifecycle records (store.Event.Data), as
+// README "Audit trail" lists them. Each is emitted in the store write that
+// makes its change, behind the check that makes that change happen once,
+// so a retried or raced write records nothing twice.
+
+// postedData: where a message of the ask was posted.
+type postedData struct {
+	Channel string `json:"channel"`
+	TS      string `json:"ts"`
+}
+
+// remindedData: the how-manieth reminder this is (from 1).
+type remindedData struct {
+	Reminder int `json:"reminder"`
+}
+
+// responseData: a person's answer (each submission of a team ask; the
+// answer of a one-response ask).
+type responseData struct {
+	User   *interaction.User  `json:"user,omitempty"`
+	Answer interaction.Answer `json:"answer"`
+}
+
+// endedData: how the ask ended, and who ended it (nobody for a deadline).
+type endedData struct {
+	Status interaction.Status `json:"status"`
+	By     *interaction.User  `json:"by,omitempty"`
+}
+
+// setPosted stores channel and ts as where the ask's message is and, when
+// that is news, records the posted event.
+func setPosted(r *Record, channel, ts string) {
+	news := ts != "" && (r.TS != ts || r.Channel != channel)
+	r.Channel, r.TS = channel, ts
+	if news {
+		r.Emit(store.EventPosted, nil, postedData{Channel: channel, TS: ts})
+	}
+}
+
+// emitResponse records user's answer.
+func emitResponse(r *Record, user *interaction.User, ans interaction.Answer) {
+	r.Emit(store.EventResponse, user, responseData{User: user, Answer: ans})
+}
