@@ -212,6 +212,12 @@ func addPeople(r *Record, ids []string) {
 // and only on such an ask does adding people change who may answer.
 func Named(r Record) bool { return len(r.Responders) > 0 || r.User != "" }
 
+// CanHandOff reports whether r offers "Hand off…": it is pending, names
+// who may answer it, and does not wait for exactly the people named.
+func CanHandOff(r Record) bool {
+	return !r.Status.Ended() && Named(r) && len(r.Awaited) == 0
+}
+
 // MayAnswerIDs returns the user and user-group ids that may answer r, in
 // order: its responders (a DM's recipient when it names none), then the
 // people added by escalation and hand-off. Nil when anyone who sees the
@@ -249,7 +255,7 @@ func (s *Service) HandOff(ctx context.Context, a Act, to interaction.User) (Reco
 	var n int
 	rec, err := s.act(ctx, a, func(r *Record) error {
 		switch {
-		case !Named(*r) || len(r.Awaited) > 0:
+		case !CanHandOff(*r):
 			return fmt.Errorf("%w: it is not waiting for named people", ErrNoHandoff)
 		case to.ID == a.By.ID:
 			return fmt.Errorf("%w: to the person handing it off", ErrNoHandoff)

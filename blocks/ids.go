@@ -119,7 +119,7 @@ func MessageAskID(blocksJSON []byte) string {
 
 func isActionKind(k Kind) bool {
 	switch k {
-	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel:
+	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel, KindHandoff:
 		return true
 	}
 	return false

@@ -29,6 +29,9 @@ type View struct {
 	// the message then shows who has answered (never what, and never
 	// Progress), has no Cancel, and once ended shows the tally.
 	Team *Team
+	// HandOff adds a "Hand off…" button to the bottom bar (an ask that
+	// names who may answer).
+	HandOff bool
 }
 
 // Block counts Slack allows, which Message and the modals stay within.

@@ -184,23 +184,43 @@ func progressBlock(v View, i int) slack.Block {
 // whose tap is a response (interaction.TapResponds).
 func bottomBlock(v View) slack.Block {
 	if v.Team != nil && interaction.TapResponds(v.Request) {
+		if v.HandOff { // a tap is the response: only "Hand off…" is left
+			return slack.NewActionBlock(blockID(v, -1, kindControls), withHandoff(v)...)
+		}
 		return nil
 	}
 	if v.Team != nil {
 		submit := button(v, -1, KindSubmit, "Submit")
 		submit.Style = slack.StylePrimary
-		return slack.NewActionBlock(blockID(v, -1, kindControls), submit)
+		return slack.NewActionBlock(blockID(v, -1, kindControls), withHandoff(v, submit)...)
 	}
 	cancel := button(v, -1, KindCancel, "Cancel")
 	cancel.Style = slack.StyleDanger
 	cancel.Confirm = cancelConfirm(len(v.Request.Questions))
 	id := blockID(v, -1, kindControls)
 	if interaction.OneTap(v.Request) {
-		return slack.NewActionBlock(id, cancel)
+		return slack.NewActionBlock(id, withHandoff(v, cancel)...)
 	}
 	submit := button(v, -1, KindSubmit, "Submit")
 	submit.Style = slack.StylePrimary
-	return slack.NewActionBlock(id, submit, cancel)
+	return slack.NewActionBlock(id, withHandoff(v, submit, cancel)...)
+}
+
+// withHandoff returns elems with "Hand off…" when v offers it: last, or
+// before Cancel, which stays last.
+func withHandoff(v View, elems ...*slack.ButtonBlockElement) []slack.BlockElement {
+	out := make([]slack.BlockElement, 0, len(elems)+1)
+	for i, e := range elems {
+		if v.HandOff && i == len(elems)-1 && e.Style == slack.StyleDanger {
+			out = append(out, handoffButton(v))
+			v.HandOff = false
+		}
+		out = append(out, e)
+	}
+	if v.HandOff {
+		out = append(out, handoffButton(v))
+	}
+	return out
 }
 
 func cancelConfirm(n int) *slack.ConfirmationBlockObject {

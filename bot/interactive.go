@@ -34,6 +34,9 @@ func (b *Bot) route(ctx context.Context, env *Envelope) []job {
 	case slack.InteractionTypeBlockActions:
 		return b.blockActionJobs(ctx, env)
 	case slack.InteractionTypeViewSubmission:
+		if cb.View.CallbackID == blocks.CallbackHandoff {
+			return b.handoffJobs(ctx, env)
+		}
 		sub, resp := b.checkSubmission(cb)
 		if sub == nil {
 			env.Ack(resp)
@@ -73,6 +76,12 @@ func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
 			return nil
 		}
 		return []job{{fn: func() { b.openModal(ctx, cb, ref) }}}
+	case blocks.KindHandoff:
+		env.Ack(nil)
+		if env.replayed {
+			return nil
+		}
+		return []job{{fn: func() { b.openHandoff(ctx, cb, ref) }}}
 	default:
 		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, env, a, ref) }}}
 	}

@@ -163,9 +163,10 @@ func view(r asks.Record) blocks.View {
 		Responders: r.Responders, Mention: r.Mention, Answer: r.Answer, AnsweredBy: r.AnsweredBy,
 		ExpiresAt: r.ExpiresAt, Error: r.Error, Note: r.Note,
 	}
-	if len(v.Responders) == 0 && r.User != "" {
-		v.Responders = []string{r.User}
+	if len(r.Awaited) == 0 {
+		v.Responders = asks.MayAnswerIDs(r) // with the people added since
 	}
+	v.HandOff = asks.CanHandOff(r)
 	if r.EndedAt != nil {
 		v.EndedAt = *r.EndedAt
 	}
@@ -340,21 +341,13 @@ func whoMayAnswer(r asks.Record) string {
 }
 
 // responderMentions returns who may answer r as Slack mentions: its
-// responders (user groups as <!subteam^…>), or a DM's recipient; ids that
-// do not look like Slack ids are left out.
+// responders (user groups as <!subteam^…>), or a DM's recipient, and the
+// people added since (escalation, hand-off); ids that do not look like
+// Slack ids are left out.
 func responderMentions(r asks.Record) []string {
-	ids := r.Responders
-	if len(ids) == 0 && r.User != "" {
-		ids = []string{r.User}
+	ids := asks.MayAnswerIDs(r)
+	if len(r.Awaited) > 0 {
+		ids = r.Responders
 	}
-	parts := make([]string, 0, len(ids))
-	for _, id := range ids {
-		switch {
-		case interaction.IsUserGroupID(id):
-			parts = append(parts, "<!subteam^"+id+">")
-		case interaction.IsUserID(id):
-			parts = append(parts, "<@"+id+">")
-		}
-	}
-	return parts
+	return strings.Fields(mentionsOf(ids))
 }

@@ -161,7 +161,7 @@ func (p *Person) act(ctx context.Context, prepare func(u *user) (map[string]any,
 	return p.s.Deliver(ctx, payload)
 }
 
-var selectKinds = []string{"static_select", "multi_static_select"}
+var selectKinds = []string{"static_select", "multi_static_select", "users_select"}
 
 // Select chooses in the static_select (exactly one choice) or
 // multi_static_select (the new whole selection) that find picks in the
@@ -200,6 +200,9 @@ func (p *Person) selectLocked(u *user, surf *surface, find Finder, choices []str
 	}
 	action := p.s.actionBaseLocked(el)
 	field, value, err := selection(el.m, choices, clear)
+	if getStr(el.m, "type") == "users_select" {
+		field, value, err = p.s.userSelectionLocked(choices, clear)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +213,22 @@ func (p *Person) selectLocked(u *user, surf *surface, find Finder, choices []str
 		return nil, nil
 	}
 	return p.s.blockActionsLocked(u, surf, action), nil
+}
+
+// userSelectionLocked resolves choices, one user id of the workspace, to
+// the selected_user of a users_select (a person picks among the people
+// Slack lists, so an unknown id is ErrBadChoice).
+func (s *Server) userSelectionLocked(choices []string, clear bool) (string, any, error) {
+	if clear {
+		return "selected_user", nil, nil
+	}
+	if len(choices) != 1 {
+		return "", nil, fmt.Errorf("%w: a users_select takes exactly one user, got %d", ErrBadChoice, len(choices))
+	}
+	if _, ok := s.ws.users[choices[0]]; !ok {
+		return "", nil, fmt.Errorf("%w: no user %q in the workspace", ErrBadChoice, choices[0])
+	}
+	return "selected_user", choices[0], nil
 }
 
 // selection resolves choices to the selected_option(s) of a select.
