@@ -5,6 +5,8 @@
 //	GET    /v1/asks          list asks (?status= &limit= &before=RFC3339)
 //	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
 //	DELETE /v1/asks/{id}     withdraw the ask
+//	GET    /v1/asks/{id}/events  the ask's audit trail (EventLog)
+//	GET    /v1/events        the feed of every ask's events (?after=SEQ &limit=N)
 //	GET    /v1/openapi.json  the OpenAPI 3.1 description of the API
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503
@@ -129,6 +131,8 @@ func New(svc interaction.AskService, opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/asks", s.list)
 	s.mux.HandleFunc("GET /v1/asks/{id}", s.get)
 	s.mux.HandleFunc("DELETE /v1/asks/{id}", s.withdraw)
+	s.mux.HandleFunc("GET /v1/asks/{id}/events", s.askEvents)
+	s.mux.HandleFunc("GET /v1/events", s.feed)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /v1/openapi.json", s.openAPI)

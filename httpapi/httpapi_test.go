@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -42,6 +43,8 @@ type fakeSvc struct {
 	notify  map[string]map[int]func(interaction.Ask) // Notify's callbacks by ask id (notifySvc)
 	nextFn  int
 	getHook func(id string) // called by Get, outside the lock, when set
+
+	events []store.Event // the audit trail (EventLog, events_test.go)
 }
 
 type fakeAsk struct {
@@ -87,6 +90,7 @@ func (f *fakeSvc) create(ctx context.Context, in interaction.AskInput) (interact
 		CreatedAt: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 	f.asks[a.ID] = &fakeAsk{ask: a, done: make(chan struct{})}
+	f.emitLocked(a.ID, store.EventCreated, nil, nil)
 	if in.IdempotencyKey != "" {
 		f.byKey[in.IdempotencyKey] = a.ID
 	}
@@ -187,6 +191,7 @@ func (f *fakeSvc) endLocked(fa *fakeAsk, st interaction.Status) {
 	case interaction.StatusAborted:
 		fa.ask.Error = interaction.Errorf(interaction.AskAborted, "withdrawn")
 	}
+	f.emitLocked(fa.ask.ID, store.EventEnded, fa.ask.AnsweredBy, map[string]any{"status": st, "by": fa.ask.AnsweredBy})
 	close(fa.done)
 	for _, fn := range f.notify[fa.ask.ID] { // with the lock held, as Notify allows
 		fn(fa.ask)

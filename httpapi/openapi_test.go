@@ -121,6 +121,15 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"HEAD", "/v1/asks", "", true, 200},
 		{"DELETE", "/v1/asks/ask-2", "", true, 200},
 		{"DELETE", "/v1/asks/ask-2", "", true, 200},
+		{"GET", "/v1/asks/ask-2/events", "", true, 200},
+		{"HEAD", "/v1/asks/ask-2/events", "", true, 200},
+		{"GET", "/v1/asks/nope/events", "", true, 404},
+		{"GET", "/v1/events", "", true, 200},
+		{"GET", "/v1/events?after=2&limit=10", "", true, 200},
+		{"HEAD", "/v1/events?after=0", "", true, 200},
+		{"GET", "/v1/events?limit=0", "", true, 400},
+		{"GET", "/v1/events?after=-1", "", true, 400},
+		{"GET", "/v1/events", "", false, 401},
 		{"GET", "/v1/asks/nope", "", true, 404},
 		{"HEAD", "/v1/asks/nope", "", true, 404},
 		{"DELETE", "/v1/asks/nope", "", true, 404},
@@ -185,6 +194,8 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{interaction.SlackError, "DELETE", "/v1/asks/ask-1", "", 502},
 		{interaction.NoProvider, "GET", "/v1/asks/ask-1", "", 503},
 		{interaction.Internal, "GET", "/v1/asks", "", 500},
+		{interaction.Internal, "GET", "/v1/events", "", 500},
+		{interaction.Internal, "GET", "/v1/asks/ask-1/events", "", 500},
 	} {
 		f.Fail(interaction.Errorf(c.code, "from the service"))
 		send(exchange{c.method, c.path, c.body, true, c.status})

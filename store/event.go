@@ -102,6 +102,7 @@ func TakeEvents(r *Record) ([]Event, error) {
 		if e.At.IsZero() {
 			e.At = time.Now()
 		}
+		e.At = e.At.Round(0).UTC() // as every store reads it back
 		out[i] = e
 	}
 	return out, nil
@@ -146,7 +147,7 @@ func ScanEvent(row Scanner) (Event, error) {
 	if err := row.Scan(&e.Seq, &e.AskID, &at, &e.Kind, &by, &data); err != nil {
 		return Event{}, err
 	}
-	e.At = time.Unix(0, at)
+	e.At = time.Unix(0, at).UTC()
 	if by != nil {
 		var err error
 		if e.By, err = DecodeUser(e.Seq, *by); err != nil {

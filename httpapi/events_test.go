@@ -1,0 +1,165 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+)
+
+// emitLocked appends an event of ask id to the fake's audit trail (f.mu held).
+func (f *fakeSvc) emitLocked(id, kind string, by *interaction.User, data any) {
+	r := store.Record{Ask: interaction.Ask{ID: id}}
+	r.Emit(kind, by, data)
+	evs, err := store.TakeEvents(&r)
+	if err != nil {
+		panic(err) // the test's own data
+	}
+	e := evs[0]
+	e.Seq = int64(len(f.events) + 1)
+	e.At = time.Date(2024, 1, 2, 3, 4, 5, len(f.events), time.UTC)
+	f.events = append(f.events, e)
+}
+
+// Events implements EventLog.
+func (f *fakeSvc) Events(_ context.Context, id string) ([]store.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.lookup(id); err != nil {
+		return nil, err
+	}
+	var out []store.Event
+	for _, e := range f.events {
+		if e.AskID == id {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Feed implements EventLog.
+func (f *fakeSvc) Feed(_ context.Context, after int64, limit int) ([]store.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.createErr != nil {
+		return nil, f.createErr
+	}
+	var out []store.Event
+	for _, e := range f.events {
+		if e.Seq > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// eventsBody is what the event routes answer.
+type eventsBody struct {
+	Events []struct {
+		Seq   int64             `json:"seq"`
+		AskID string            `json:"askId"`
+		At    time.Time         `json:"at"`
+		Kind  string            `json:"kind"`
+		By    *interaction.User `json:"by"`
+		Data  json.RawMessage   `json:"data"`
+	} `json:"events"`
+	Next *int64 `json:"next"`
+	Err  *struct {
+		Code string `json:"code"`
+	} `json:"error"`
+}
+
+func getEvents(t *testing.T, api http.Handler, path string) (int, eventsBody) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	var b eventsBody
+	if err := json.Unmarshal(w.Body.Bytes(), &b); err != nil {
+		t.Fatalf("GET %s: %d %s: %v", path, w.Code, w.Body, err)
+	}
+	return w.Code, b
+}
+
+// The events of an ask in order, and the feed of all asks resumed with
+// after; bad parameters are refused with a coded 400, unknown asks 404,
+// and the bearer token is required.
+func TestEventRoutes(t *testing.T) {
+	f := newFake()
+	api := New(f, Options{Token: "tok"})
+	t.Cleanup(func() { _ = api.Close(context.Background()) })
+	ctx := context.Background()
+	for range 3 {
+		if _, err := f.Create(ctx, interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{{ID: "q", Question: "?"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.end("ask-2", interaction.StatusAnswered)
+	f.end("ask-1", interaction.StatusCancelled)
+
+	code, b := getEvents(t, api, "/v1/asks/ask-2/events")
+	if code != 200 || len(b.Events) != 2 || b.Events[0].Kind != "created" || b.Events[1].Kind != "ended" || b.Next != nil {
+		t.Fatalf("ask-2's events: %d %+v", code, b)
+	}
+	if e := b.Events[1]; e.AskID != "ask-2" || e.Seq != 4 || e.By == nil || e.By.ID != "U1" ||
+		string(e.Data) != `{"by":{"id":"U1"},"status":"answered"}` || e.At.IsZero() {
+		t.Fatalf("ended event %+v (data %s)", e, e.Data)
+	}
+	if code, b := getEvents(t, api, "/v1/asks/ask-3/events"); code != 200 || len(b.Events) != 1 {
+		t.Fatalf("ask-3's events: %d %+v", code, b)
+	}
+	if code, b := getEvents(t, api, "/v1/asks/nope/events"); code != 404 || b.Err == nil || b.Err.Code != "NOT_FOUND" {
+		t.Fatalf("unknown ask: %d %+v", code, b)
+	}
+
+	var seqs []int64
+	for after := int64(0); ; {
+		code, b := getEvents(t, api, fmt.Sprintf("/v1/events?after=%d&limit=2", after))
+		if code != 200 || b.Next == nil {
+			t.Fatalf("feed after %d: %d %+v", after, code, b)
+		}
+		if len(b.Events) == 0 {
+			if *b.Next != after {
+				t.Fatalf("an empty page's next is %d, want %d", *b.Next, after)
+			}
+			break
+		}
+		for _, e := range b.Events {
+			seqs = append(seqs, e.Seq)
+		}
+		after = *b.Next
+	}
+	if !reflect.DeepEqual(seqs, []int64{1, 2, 3, 4, 5}) {
+		t.Fatalf("the feed in pages of 2 gave seqs %v", seqs)
+	}
+	if code, b := getEvents(t, api, "/v1/events"); code != 200 || len(b.Events) != 5 || *b.Next != 5 {
+		t.Fatalf("feed without parameters: %d %+v", code, b)
+	}
+	for _, q := range []string{"after=-1", "after=x", "after=1.5", "limit=0", "limit=1001", "limit=ten"} {
+		code, b := getEvents(t, api, "/v1/events?"+q)
+		if code != 400 || b.Err == nil || b.Err.Code != string(interaction.InvalidQuestion) {
+			t.Errorf("?%s: %d %+v, want 400 %s", q, code, b, interaction.InvalidQuestion)
+		}
+	}
+	for _, path := range []string{"/v1/events", "/v1/asks/ask-1/events"} {
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != 401 {
+			t.Errorf("GET %s without the token: %d, want 401", path, w.Code)
+		}
+	}
+	// A service without an audit trail answers 404.
+	plain := New(struct{ interaction.AskService }{f}, Options{Token: "tok"})
+	t.Cleanup(func() { _ = plain.Close(context.Background()) })
+	if code, b := getEvents(t, plain, "/v1/events"); code != 404 || b.Err == nil || b.Err.Code != "NOT_FOUND" {
+		t.Fatalf("feed of a service without events: %d %+v", code, b)
+	}
+}
