@@ -238,6 +238,9 @@ func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interact
 // CreateIdempotent is Create that also reports whether this call created
 // the ask (false: the IdempotencyKey named an existing one, returned as is).
 func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
+	// A scoped key's idempotencyKeys are its own: another key using the
+	// same one gets a new ask, never this key's.
+	in.IdempotencyKey = interaction.CallerFrom(ctx).IdempotencyKey(in.IdempotencyKey)
 	rec, err := s.newRecord(ctx, in)
 	if err == nil {
 		err = s.prepareReach(&rec, in)
@@ -301,8 +304,16 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	if channel == "" && in.User == "" {
 		return Record{}, interaction.Errorf(interaction.InvalidQuestion, "no conversation: set channel or user, or SLACKASK_CHANNEL")
 	}
-	now := s.now()
+	caller := interaction.CallerFrom(ctx)
 	team, app := s.surface.Home()
+	ws, err := caller.Workspace(in.Workspace)
+	if err != nil {
+		return Record{}, err
+	}
+	if ws != "" && team != "" && ws != team {
+		return Record{}, interaction.Errorf(interaction.InvalidQuestion, "workspace %s: this server is installed in %s only", ws, team)
+	}
+	now := s.now()
 	rec := Record{
 		Ask: interaction.Ask{
 			ID: newID(), Status: interaction.StatusPending,
@@ -311,11 +322,17 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 			Notify: in.Notify, RemindEvery: in.RemindEvery, Escalation: in.Escalation,
 		},
 		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
-		TeamID: team, AppID: app, Rev: 1,
+		TeamID: team, AppID: app, Rev: 1, Owner: caller.Owner(),
 		Progress: make([]interaction.Progress, len(in.Questions)),
 	}
 	if len(rec.Responders) == 0 && in.User == "" {
-		rec.Responders = s.cfg.DefaultResponders
+		rec.Responders = caller.DefaultResponders()
+		if len(rec.Responders) == 0 {
+			rec.Responders = s.cfg.DefaultResponders
+		}
+	}
+	if err := caller.Admit(channel, in.User, rec.Responders); err != nil {
+		return Record{}, err
 	}
 	switch {
 	case in.Responses.All:
@@ -441,9 +458,14 @@ func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
 	return s.storePermalink(ctx, rec), nil
 }
 
-// Get implements interaction.AskService.
+// Get implements interaction.AskService. A scoped API key (the ctx's
+// interaction.Caller) gets NOT_FOUND for an ask it did not create, as if
+// it did not exist.
 func (s *Service) Get(ctx context.Context, id string) (interaction.Ask, error) {
 	rec, err := s.store.Get(ctx, id)
+	if err == nil && !interaction.CallerFrom(ctx).Owns(rec.Owner) {
+		err = store.ErrNotFound
+	}
 	if err != nil {
 		return interaction.Ask{}, fmt.Errorf("asks get: %w", err)
 	}
@@ -486,6 +508,12 @@ func (s *Service) Withdraw(ctx context.Context, id string) (interaction.Ask, err
 // WithdrawWithNote implements interaction.NoteWithdrawer: Withdraw, with a
 // note for the message saying why (e.g. "answered elsewhere").
 func (s *Service) WithdrawWithNote(ctx context.Context, id, note string) (interaction.Ask, error) {
+	if interaction.CallerFrom(ctx) != nil {
+		// Another key's ask is NOT_FOUND (an ask's owner never changes).
+		if _, err := s.Get(ctx, id); err != nil {
+			return interaction.Ask{}, fmt.Errorf("asks withdraw: %w", err)
+		}
+	}
 	msg := "the caller withdrew the question"
 	if note != "" {
 		msg += ": " + note
@@ -506,7 +534,9 @@ func (s *Service) WithdrawWithNote(ctx context.Context, id, note string) (intera
 
 // List implements interaction.AskService.
 func (s *Service) List(ctx context.Context, f interaction.ListFilter) ([]interaction.Ask, error) {
-	recs, err := s.store.List(ctx, store.Filter{Status: f.Status, Before: f.Before, Limit: f.Limit})
+	// A scoped API key lists only its own asks.
+	owner := interaction.CallerFrom(ctx).Owner()
+	recs, err := s.store.List(ctx, store.Filter{Status: f.Status, Before: f.Before, Limit: f.Limit, Owner: owner})
 	if err != nil {
 		return nil, fmt.Errorf("asks list: %w", err)
 	}

@@ -64,6 +64,11 @@ type Options struct {
 	// Token, when not empty, is the bearer token every route but /healthz,
 	// /readyz and /v1/openapi.json requires (Authorization: Bearer <token>).
 	Token string
+	// Keys, when set, resolves a bearer token that is not Token to the
+	// scoped API key it is (interaction.Caller, put in the request's
+	// context for the service and mounted handlers to enforce): nil and
+	// no error for a token that is no live key (401).
+	Keys func(ctx context.Context, token string) (*interaction.Caller, error)
 	// Ready reports whether the service can take asks (Slack connected);
 	// /readyz answers 503 with its error as the reason. Nil means ready.
 	Ready func(ctx context.Context) error
@@ -171,10 +176,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	if !public(r.URL.Path) && !s.authorized(r) {
-		rec.Header().Set("WWW-Authenticate", `Bearer realm="slackask"`)
-		writeError(rec, http.StatusUnauthorized, interaction.Unauthorized, "missing or invalid bearer token")
-		return
+	if !public(r.URL.Path) {
+		caller, ok, err := s.authorize(r)
+		if err != nil {
+			s.fail(rec, r, err)
+			return
+		}
+		if !ok {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="slackask"`)
+			writeError(rec, http.StatusUnauthorized, interaction.Unauthorized, "missing or invalid bearer token")
+			return
+		}
+		if caller != nil {
+			r = r.WithContext(interaction.WithCaller(r.Context(), caller))
+		}
 	}
 	// mux.Handler only finds the handler; mux.ServeHTTP also sets the
 	// path values ({id}) on r.
@@ -199,20 +214,33 @@ func (s *Server) logRequest(method, path string, status int, start time.Time) {
 		Msg("http request")
 }
 
-// authorized reports whether r carries the configured bearer token (always
-// true when none is configured). Both sides are hashed before the
-// constant-time comparison so that neither length nor content leaks.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.Token == "" {
-		return true
-	}
+// authorize reports whether r may be served and as whom: the configured
+// bearer token (or none configured, and no key presented) is the
+// all-powerful caller (nil); a live API key (Options.Keys) is its scoped
+// Caller; anything else is refused. Both sides of the token comparison are
+// hashed first so that neither length nor content leaks. An error is the
+// key store's, never carrying the token.
+func (s *Server) authorize(r *http.Request) (caller *interaction.Caller, ok bool, err error) {
 	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	scheme, tok, hasBearer := strings.Cut(h, " ")
+	hasBearer = hasBearer && strings.EqualFold(scheme, "Bearer")
+	tok = strings.TrimSpace(tok)
+	if s.opts.Token != "" && hasBearer {
+		sum := sha256.Sum256([]byte(tok))
+		if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1 {
+			return nil, true, nil
+		}
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+	if s.opts.Keys != nil && hasBearer && tok != "" {
+		c, err := s.opts.Keys(r.Context(), tok)
+		if err != nil || c != nil {
+			return c, c != nil, err
+		}
+		if s.opts.Token == "" {
+			return nil, false, nil // a key unknown or revoked is refused even on an open server
+		}
+	}
+	return nil, s.opts.Token == "", nil
 }
 
 // noRoute answers a request no pattern matched: 405 METHOD_NOT_ALLOWED

@@ -112,6 +112,9 @@ type AskInput struct {
 	User string `json:"user,omitempty"`
 	// ThreadTS posts the ask as a reply in that thread.
 	ThreadTS string `json:"threadTs,omitempty"`
+	// Workspace is the team (T…) or Enterprise Grid organization (E…) id
+	// to ask in; empty means the caller's API key's, else the server's.
+	Workspace string `json:"workspace,omitempty"`
 	// Mention lists user or user-group ids to mention in the message.
 	Mention []string `json:"mention,omitempty"`
 	// Responders lists the user and user-group ids allowed to answer; empty

@@ -21,7 +21,10 @@ const (
 	BadIntent         Code = "BAD_INTENT"
 	NotFound          Code = "NOT_FOUND"
 	Unauthorized      Code = "UNAUTHORIZED"
-	SlackError        Code = "SLACK_ERROR"
+	// Forbidden: the caller's API key may not do this (a workspace,
+	// channel, DM or responder outside its scope).
+	Forbidden  Code = "FORBIDDEN"
+	SlackError Code = "SLACK_ERROR"
 	// IdempotencyMismatch: an idempotencyKey already used came with a
 	// different request (AskInput.Fingerprint differs), so returning the
 	// existing ask would answer a question the caller did not ask.

@@ -133,6 +133,8 @@ func ValidateInput(in AskInput) error {
 		return Errorf(InvalidQuestion, "user %q: not a Slack user id (U… or W…)", in.User)
 	case in.Channel != "" && !IsConversationID(in.Channel):
 		return Errorf(InvalidQuestion, "channel %q: not a Slack conversation id (C…, G…, D…)", in.Channel)
+	case in.Workspace != "" && !IsWorkspaceID(in.Workspace):
+		return Errorf(InvalidQuestion, "workspace %q: not a Slack team (T…) or Enterprise Grid organization (E…) id", in.Workspace)
 	case in.ThreadTS != "" && !IsMessageTS(in.ThreadTS):
 		return Errorf(InvalidQuestion, "threadTs %q: not a Slack message timestamp", in.ThreadTS)
 	case len(in.IdempotencyKey) > 200:

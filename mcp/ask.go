@@ -58,6 +58,8 @@ func (t *askTool) callContext(ctx context.Context, req *mcpsdk.CallToolRequest) 
 	var untrack func()
 	if t.calls != nil {
 		untrack = t.calls.track(req, cancel)
+		// The call acts as the API key its POST was authorized with.
+		ctx = interaction.WithCaller(ctx, t.calls.caller(req))
 	}
 	return ctx, func() {
 		for _, u := range undo {

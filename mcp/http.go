@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/slackask/slackask/interaction"
 )
 
 // maxInspectBytes bounds the POST bodies read to tag calls and record
@@ -114,21 +116,44 @@ func (c *httpCalls) cancelSession(id string) {
 	}
 }
 
+// caller returns the scoped API key (interaction.Caller) of the POST that
+// carried req; a call whose POST is gone (its context already ended by
+// track) gets a key that may do nothing rather than the all-powerful nil.
+func (c *httpCalls) caller(req *mcpsdk.CallToolRequest) *interaction.Caller {
+	if post, tagged, ok := c.post(req); tagged && ok {
+		return interaction.CallerFrom(post)
+	}
+	return noCaller
+}
+
+// post returns the context of the POST that carried req: tagged is false
+// for a call that came otherwise, ok false when that POST has ended.
+func (c *httpCalls) post(req *mcpsdk.CallToolRequest) (post context.Context, tagged, ok bool) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil, false, false
+	}
+	token := req.Extra.Header.Get(postHeader)
+	if token == "" {
+		return nil, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	post, ok = c.posts[token]
+	return post, true, ok
+}
+
+// noCaller owns no ask and may ask nowhere.
+var noCaller = &interaction.Caller{Key: "-", Channels: []string{"-"}, Workspaces: []string{"-"}}
+
 // track arranges for cancel to be called when the POST that carried req
 // ends, or its session is deleted. The returned func undoes that.
 func (c *httpCalls) track(req *mcpsdk.CallToolRequest, cancel context.CancelCauseFunc) (untrack func()) {
 	stop := func() bool { return false }
-	if req.Extra != nil && req.Extra.Header != nil {
-		if token := req.Extra.Header.Get(postHeader); token != "" {
-			c.mu.Lock()
-			post, ok := c.posts[token]
-			c.mu.Unlock()
-			if ok {
-				stop = context.AfterFunc(post, func() { cancel(errPostDropped) })
-			} else {
-				cancel(errPostDropped) // the POST has already ended
-			}
-		}
+	switch post, tagged, ok := c.post(req); {
+	case ok:
+		stop = context.AfterFunc(post, func() { cancel(errPostDropped) })
+	case tagged:
+		cancel(errPostDropped) // the POST has already ended
 	}
 	var id string
 	if req.Session != nil {

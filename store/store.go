@@ -24,6 +24,10 @@ type Record struct {
 	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
 	TeamID         string   `json:"teamId,omitempty"`
 	AppID          string   `json:"appId,omitempty"`
+	// Owner is the id of the API key that created the ask; empty for asks
+	// made with the server's own token. Only its owner (and that token)
+	// sees the ask.
+	Owner string `json:"owner,omitempty"`
 
 	// Progress holds, per question index, what people did so far that the
 	// Slack message state does not keep (custom text, skips, selections).
@@ -164,6 +168,8 @@ type Filter struct {
 	// Unsynced keeps only ended records whose final update has not reached
 	// Slack.
 	Unsynced bool
+	// Owner, when not empty, keeps only records with that Owner.
+	Owner string
 }
 
 // Errors returned by every Store, wrapped with the operation name.
@@ -235,6 +241,8 @@ type Store interface {
 	// expired. ttl <= 0 releases the lease if holder holds it (and reports
 	// false). It serves singletons across processes sharing the database.
 	Lease(ctx context.Context, name, holder string, ttl time.Duration) (held bool, err error)
+	// KeyStore keeps the scoped API keys.
+	KeyStore
 	// Close releases the store. Calls after Close fail.
 	Close() error
 }

@@ -161,8 +161,15 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-// do sends a JSON request and decodes the JSON reply into out.
+// do sends a JSON request, with the harness's API token, and decodes the
+// JSON reply into out.
 func (h *harness) do(method, path string, body any, out any) int {
+	h.t.Helper()
+	return h.doAs(h.cfg.APIToken, method, path, body, out)
+}
+
+// doAs is do with the bearer token tok (none when empty).
+func (h *harness) doAs(tok, method, path string, body any, out any) int {
 	h.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -177,8 +184,8 @@ func (h *harness) do(method, path string, body any, out any) int {
 		h.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if h.cfg.APIToken != "" {
-		req.Header.Set("Authorization", "Bearer "+h.cfg.APIToken)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := h.http.Do(req)
 	if err != nil {

@@ -5,6 +5,7 @@
 //	slackask mcp        MCP server on stdio, forwarding to a running serve
 //	slackask manifest   print the Slack app manifest
 //	slackask dev        run against a local Slack emulator with a web page
+//	slackask keys       create, list and revoke scoped API keys
 //
 // Configuration comes from the environment; see README.md.
 package main
@@ -30,6 +31,7 @@ commands:
   mcp        serve the ask_user_question MCP tool on stdio (forwards to SLACKASK_URL)
   manifest   print the Slack app manifest to create the app from
   dev        try it without Slack: a local Slack emulator with a web page
+  keys       create, list and revoke scoped API keys
   version    print the version
   help       show this text
 
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "dev":
 		return cmdDev(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return cmdKeys(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

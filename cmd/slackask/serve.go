@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/apikeys"
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/bot"
 	"github.com/slackask/slackask/config"
@@ -137,9 +138,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		ready = append(ready, bridge.Ready)
 	}
 	var _ httpapi.Notifier = svc // long-polls park instead of holding a goroutine
-	httpAPI := httpapi.New(svc, httpapi.Options{Token: cfg.APIToken, Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
+	httpAPI := httpapi.New(svc, httpapi.Options{Token: cfg.APIToken, Keys: apikeys.Resolver(st), Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
-	httpAPI.Mount("GET /metrics", metricsHandler(svc, b, bridge, allReady(ready)))
+	httpAPI.Mount("GET /metrics", serverTokenOnly(metricsHandler(svc, b, bridge, allReady(ready))))
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener

@@ -25,6 +25,7 @@ type Store struct {
 	closed  bool
 	hub     watch.Hub
 	relays  map[string]relayed // envelope id → relayed ack (relay.go)
+	keys    []store.APIKey     // oldest first (keys.go)
 	acks    watch.Acks
 	// events is the audit trail of every ask, Seq ascending; seq is the
 	// last Seq given out (never reused, also after Prune).
@@ -245,6 +246,8 @@ func matches(r store.Record, f store.Filter) bool {
 	case !f.Before.IsZero() && !r.CreatedAt.Before(f.Before):
 		return false
 	case f.Unsynced && (r.Synced || !r.Status.Ended()):
+		return false
+	case f.Owner != "" && r.Owner != f.Owner:
 		return false
 	}
 	return true

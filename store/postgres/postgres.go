@@ -384,7 +384,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	}
 	q := insertAsk + " RETURNING 1) SELECT count(*) FROM ins"
 	args := []any{r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
-		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data}
+		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner)}
 	if len(evs) > 0 {
 		// One statement: the events are inserted iff the ask is.
 		q = insertAsk + " RETURNING 1), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") + " SELECT count(*) FROM ins"
@@ -424,8 +424,8 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 // insertAsk starts Create's statement: the insert of the ask as CTE ins,
 // skipping any conflict.
 const insertAsk = `WITH ins AS (INSERT INTO asks
-	(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
+	(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record, owner)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`
 
 // eventsCTE is the part of a WITH statement that appends events (the
 // arguments eventArgs makes, numbered from after+1) to the log: CTE seq
@@ -658,6 +658,10 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	}
 	if f.Unsynced {
 		where = append(where, "NOT synced AND status <> 'pending'")
+	}
+	if f.Owner != "" {
+		args = append(args, f.Owner)
+		where = append(where, fmt.Sprintf("owner = $%d", len(args)))
 	}
 	limit := f.Limit
 	if limit <= 0 {

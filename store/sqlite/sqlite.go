@@ -179,8 +179,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		wByKey:   prep(s.w, selectRecord+"WHERE idempotency_key = ?"),
 		wExists:  prep(s.w, "SELECT 1 FROM asks WHERE id = ?"),
 		wInsert: prep(s.w, `INSERT INTO asks
-			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			(id, status, created_at, ended_at, idempotency_key, synced, remind_at, wake_at, version, record, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		wUpdate: prep(s.w, `UPDATE asks SET
 			status = ?, created_at = ?, ended_at = ?, synced = ?, remind_at = ?, wake_at = ?, version = ?, record = ?
 			WHERE id = ? AND version = ?`),
@@ -524,7 +524,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		}
 		_, err := s.st.wInsert.ExecContext(ctx,
 			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
-			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data)
+			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner))
 		if err == nil {
 			err = s.writeEvents(ctx, evs)
 		}
@@ -810,6 +810,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	}
 	if f.Unsynced {
 		where = append(where, "synced = 0 AND status <> 'pending'")
+	}
+	if f.Owner != "" {
+		where, args = append(where, "owner = ?"), append(args, f.Owner)
 	}
 	limit := f.Limit
 	if limit <= 0 {

@@ -150,8 +150,8 @@ func TestMigrateIdempotent(t *testing.T) {
 	if _, err := s.Get(ctx, "a"); err != nil {
 		t.Errorf("record lost across reopen: %v", err)
 	}
-	if got, want := pragma(t, s.r, "user_version"), "3"; got != want || SchemaVersion() != 3 {
-		t.Errorf("user_version %s, SchemaVersion %d; want 3", got, SchemaVersion())
+	if got, want := pragma(t, s.r, "user_version"), "4"; got != want || SchemaVersion() != 4 {
+		t.Errorf("user_version %s, SchemaVersion %d; want 4", got, SchemaVersion())
 	}
 }
 

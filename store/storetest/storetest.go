@@ -87,6 +87,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Events/Feed", testEventsFeed},
 		{"Events/GoWithTheirAsk", testEventsGoWithAsk},
 		{"Events/FeedConcurrent", testEventsFeedConcurrent},
+		{"List/OwnerFilter", testListOwner},
+		{"Keys/CreateLookupRevoke", testKeys},
+		{"Keys/Unique", testKeysUnique},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))
@@ -259,6 +262,7 @@ func fullRecord() store.Record {
 		Responders:     []string{"U0456", "W0111"},
 		IdempotencyKey: "idem-full",
 		TeamID:         "T0001",
+		Owner:          "kowner1",
 		AppID:          "A0002",
 		Progress: []interaction.Progress{
 			{Selected: []string{"Approve"}},

@@ -1,0 +1,130 @@
+package interaction
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Caller is who calls an AskService through a front door with a scoped API
+// key. A context without one (CallerFrom returns nil) is the all-powerful
+// caller: the server's own token, or no token on loopback.
+type Caller struct {
+	// Key is the id of the API key; it owns the asks created with it.
+	Key string
+	// Name is the key's name, for log lines.
+	Name string
+	// Workspaces, when not empty, are the team (T…) or Enterprise Grid
+	// organization (E…) ids the key may ask in.
+	Workspaces []string
+	// Channels, when not empty, are the conversations the key may post in:
+	// conversation ids (C…, G…, D…), and user ids (U…, W…) for DMs to them.
+	Channels []string
+	// Responders, when not empty, are the users and user groups whose
+	// answers the key may ask for; an ask that names none takes these.
+	Responders []string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c; a nil c leaves ctx as it is.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller ctx carries, or nil for the all-powerful one.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// Owns reports whether the caller may see an ask owned by owner (the id of
+// the key that created it; empty for asks made without a key). The
+// all-powerful caller (nil) owns every ask; a key only its own.
+func (c *Caller) Owns(owner string) bool {
+	return c == nil || c.Key == owner
+}
+
+// Owner is the owner to record on an ask the caller creates: its key's id,
+// or empty for the all-powerful caller.
+func (c *Caller) Owner() string {
+	if c == nil {
+		return ""
+	}
+	return c.Key
+}
+
+// Workspace returns the workspace an ask that names ws goes to: ws, or,
+// when ws is empty, the key's only workspace. FORBIDDEN when ws is outside
+// the key's workspaces; INVALID_QUESTION when ws is empty and the key has
+// several (the ask must say which).
+func (c *Caller) Workspace(ws string) (string, error) {
+	if c == nil || len(c.Workspaces) == 0 {
+		return ws, nil
+	}
+	switch {
+	case ws == "" && len(c.Workspaces) == 1:
+		return c.Workspaces[0], nil
+	case ws == "":
+		return "", Errorf(InvalidQuestion, "workspace: this API key may ask in %s; name one", strings.Join(c.Workspaces, ", "))
+	case !slices.Contains(c.Workspaces, ws):
+		return "", Errorf(Forbidden, "workspace %s: this API key may ask only in %s", ws, strings.Join(c.Workspaces, ", "))
+	}
+	return ws, nil
+}
+
+// DefaultResponders returns the responders of an ask that names none: the
+// key's responders when it has a responder scope, else nil (the server's
+// default applies).
+func (c *Caller) DefaultResponders() []string {
+	if c == nil {
+		return nil
+	}
+	return slices.Clone(c.Responders)
+}
+
+// Admit checks an ask's conversation and responders against the key's
+// scope, with the defaults already applied: channel is the conversation it
+// posts in (empty for a DM), user the DM's user, responders who may
+// answer. FORBIDDEN names the first thing outside the scope.
+func (c *Caller) Admit(channel, user string, responders []string) error {
+	if c == nil {
+		return nil
+	}
+	if len(c.Channels) > 0 {
+		switch {
+		case user != "" && !slices.Contains(c.Channels, user):
+			return Errorf(Forbidden, "user %s: this API key may not send DMs to them (its channels: %s)", user, strings.Join(c.Channels, ", "))
+		case user == "" && !slices.Contains(c.Channels, channel):
+			return Errorf(Forbidden, "channel %s: this API key may ask only in %s", channel, strings.Join(c.Channels, ", "))
+		}
+	}
+	if len(c.Responders) > 0 {
+		if user != "" && !slices.Contains(c.Responders, user) {
+			return Errorf(Forbidden, "user %s: not among this API key's responders (%s)", user, strings.Join(c.Responders, ", "))
+		}
+		for _, r := range responders {
+			if !slices.Contains(c.Responders, r) {
+				return Errorf(Forbidden, "responder %s: not among this API key's responders (%s)", r, strings.Join(c.Responders, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// IdempotencyKey returns the key under which an ask's idempotencyKey k is
+// kept for this caller: a key's own namespace, so that two keys using the
+// same idempotencyKey never get each other's ask.
+func (c *Caller) IdempotencyKey(k string) string {
+	if c == nil || k == "" {
+		return k
+	}
+	return "key:" + c.Key + ":" + k
+}
+
+// IsWorkspaceID reports whether s looks like a Slack team (T…) or
+// Enterprise Grid organization (E…) id.
+func IsWorkspaceID(s string) bool { return slackID(s, "TE") }
