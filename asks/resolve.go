@@ -1,6 +1,7 @@
 package asks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
-	"github.com/slackask/slackask/internal/clock"
 )
 
 // errBeingPosted: the dispatcher found an unposted ask that this process
@@ -64,23 +64,27 @@ func (s *Service) settle(rec Record, mayPost bool) {
 	}
 	s.bg.Go(func() {
 		defer s.posting.release(rec.ID)
-		b := backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}
-		for try := 1; ; try++ {
+		r := backoff.Retry{Pause: &backoff.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second}, Tries: resolveTries,
+			OnRetry: func(try int, err error, _ time.Duration) {
+				s.log.Warn().Err(err).Str("ask", rec.ID).Int("try", try).Msg("resolving the ask's post")
+			}}
+		err := r.Do(s.life, func(int) error {
 			done, err := s.resolveOnce(rec.ID, mayPost)
 			if done {
-				return
+				return nil
 			}
-			if try == resolveTries {
-				s.log.Error().Err(err).Str("ask", rec.ID).Msg("could not find out whether the ask's message was posted; recovery retries at the next start")
-				return
-			}
-			s.log.Warn().Err(err).Str("ask", rec.ID).Int("try", try).Msg("resolving the ask's post")
-			if !clock.Sleep(s.life, b.Next()) {
-				return // stopping: the dispatcher settles it (postLeft)
-			}
+			return cmp.Or(err, errNotSettled)
+		})
+		// Stopping (ErrInterrupted): the dispatcher settles it (postLeft).
+		if err != nil && !errors.Is(err, backoff.ErrInterrupted) {
+			s.log.Error().Err(err).Str("ask", rec.ID).Msg("could not find out whether the ask's message was posted; recovery retries at the next start")
 		}
 	})
 }
+
+// errNotSettled: a round of settle that neither settled the ask nor said
+// why.
+var errNotSettled = errors.New("asks: the ask's post is not settled")
 
 // resolveLeft settles an ask a retried create found without a ts (its
 // creator may have died between the post and storing the ts): its message

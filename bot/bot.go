@@ -188,21 +188,25 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 // authTest calls auth.test until it answers: a refused token is fatal, a
 // Slack that cannot be reached is waited for (1 s doubling to 30 s).
 func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
-	var pause backoff.Backoff
-	for {
-		auth, err := b.api.AuthTestContext(ctx)
-		if err == nil {
-			return auth, nil
-		}
-		var se slack.SlackErrorResponse
-		if errors.As(err, &se) || ctx.Err() != nil {
-			return nil, fmt.Errorf("bot run: auth.test: %w", slackErr(err))
-		}
+	var auth *slack.AuthTestResponse
+	err := backoff.Retry{OnRetry: func(_ int, err error, _ time.Duration) {
 		b.log.Warn().Err(slackErr(err)).Msg("Slack unreachable; retrying")
-		if !pause.Wait(ctx) {
-			return nil, ctx.Err()
+	}}.Do(ctx, func(int) error {
+		var err error
+		auth, err = b.api.AuthTestContext(ctx)
+		var se slack.SlackErrorResponse
+		if err != nil && (errors.As(err, &se) || ctx.Err() != nil) {
+			return backoff.Stop(fmt.Errorf("bot run: auth.test: %w", slackErr(err)))
 		}
+		return err
+	})
+	switch {
+	case errors.Is(err, backoff.ErrInterrupted):
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, err
 	}
+	return auth, nil
 }
 
 // Opened implements asks.Opener: closed once auth.test has answered, so

@@ -10,6 +10,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // postGates pace chat.postMessage per conversation once Slack rate-limits
@@ -95,44 +97,46 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
 		if err == nil || !errors.As(err, &rl) {
-			if err != nil {
-				return fmt.Errorf("%s: %w", method, slackErr(err))
-			}
-			return nil
+			return callErr(ctx, method, err)
 		}
 		b.postTurns.limitUntil(gate, time.Now().Add(retryAfter(&pause, rl)))
+	}
+	gaveUp := func() error {
+		return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
 	}
 	b.postTurns.queue(gate, 1)
 	defer b.postTurns.queue(gate, -1)
 	select {
 	case <-gate.turn:
 	case <-ctx.Done():
-		return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
+		return gaveUp()
 	}
 	defer func() { gate.turn <- struct{}{} }()
-	for attempt := 0; ; attempt++ {
+	err := backoff.Retry{}.Do(ctx, func(attempt int) error {
 		if wait := time.Until(b.postTurns.untilOf(gate)); wait > 0 {
-			if attempt == 0 {
+			if attempt == 1 {
 				b.log.Debug().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("channel rate limited; waiting for the turn")
 			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
-			case <-t.C:
+			if !clock.Sleep(ctx, wait) {
+				return backoff.Stop(gaveUp())
 			}
 		}
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
-		if err == nil {
-			return nil
+		if err == nil || !errors.As(err, &rl) {
+			return backoff.Stop(callErr(ctx, method, err))
 		}
-		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
-			return fmt.Errorf("%s: %w", method, slackErr(err))
+		if attempt > maxRateLimitRetries {
+			return backoff.Stop(err)
 		}
 		wait := retryAfter(&pause, rl)
 		b.log.Info().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
 		b.postTurns.limitUntil(gate, time.Now().Add(wait))
+		return backoff.After(wait, err) // the turn's wait: the next attempt finds it passed
+	})
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) { // the last of the tries, or ctx ended during its wait
+		return callErr(ctx, method, err)
 	}
+	return err
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
-	"github.com/slackask/slackask/internal/clock"
 )
 
 // maxRateLimitRetries bounds how often one call waits out a 429.
@@ -35,21 +34,38 @@ func retryAfter(pause *backoff.Backoff, rl *slack.RateLimitedError) time.Duratio
 // failures come back as SLACK_ERROR, wrapped with the method name.
 func (b *Bot) call(ctx context.Context, method string, fn func(context.Context) error) error {
 	pause := rateLimitBackoff
-	for attempt := 0; ; attempt++ {
-		err := fn(ctx)
-		if err == nil {
-			return nil
-		}
-		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
-			return fmt.Errorf("%s: %w", method, slackErr(err))
-		}
-		wait := retryAfter(&pause, rl)
-		b.log.Info().Str("method", method).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
-		if !clock.Sleep(ctx, wait) {
-			return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
-		}
+	err := backoff.Retry{Pause: &pause, Tries: maxRateLimitRetries + 1,
+		OnRetry: func(_ int, _ error, wait time.Duration) {
+			b.log.Info().Str("method", method).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
+		}}.Do(ctx, func(int) error { return retryRateLimit(fn(ctx)) })
+	return callErr(ctx, method, err)
+}
+
+// retryRateLimit marks err for backoff.Retry: a 429 is retried after its
+// Retry-After (the backoff's next pause when it named none); anything
+// else is final.
+func retryRateLimit(err error) error {
+	var rl *slack.RateLimitedError
+	switch {
+	case err == nil || !errors.As(err, &rl):
+		return backoff.Stop(err)
+	case rl.RetryAfter > 0:
+		return backoff.After(rl.RetryAfter, err)
 	}
+	return err
+}
+
+// callErr is the error of a call of method that ended with err: nil, a
+// SLACK_ERROR saying it gave up when ctx ended while it waited out a 429,
+// or Slack's error.
+func callErr(ctx context.Context, method string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, backoff.ErrInterrupted):
+		return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
+	}
+	return fmt.Errorf("%s: %w", method, slackErr(err))
 }
 
 // slackErr turns a slack-go error into a SLACK_ERROR *interaction.Error

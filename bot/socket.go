@@ -19,7 +19,6 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/internal/backoff"
-	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/workslots"
 )
 
@@ -508,35 +507,20 @@ func (s *Socket) Run(ctx context.Context) error {
 		dispatcher.Wait()
 		closers.Wait()
 	}()
-	var retiring *socketConn // asked to refresh; let go after its successor's hello
+	var (
+		retiring *socketConn // asked to refresh; let go after its successor's hello
+		young    error       // why the last connection ended young: the next connect waits first
+	)
 	g := s.gate
 	if g == nil {
 		g = &gate{} // open for good
 	}
 	for {
-		if reason, _ := g.state(); reason != nil {
-			s.Log.Warn().Err(reason).Msg("no socket mode connection until the store can be reached again")
-			if !g.waitOpen(ctx) {
-				return ctx.Err()
-			}
-			s.Log.Info().Msg("store reachable again; opening a socket mode connection")
-		}
-		conn, err := s.openSocket(ctx)
+		conn, err := s.connect(ctx, g, young)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if fatalConnectError(err) {
-				s.Log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
-				return fmt.Errorf("bot run: socket mode: %w", slackErr(err))
-			}
-			wait := connectWait(&s.Backoff, err)
-			s.Log.Warn().Err(err).Dur("retry_in", wait).Msg("socket mode connect failed; retrying")
-			if !clock.Sleep(ctx, wait) {
-				return ctx.Err()
-			}
-			continue
+			return err
 		}
+		young = nil
 		conn.prev, retiring = retiring, nil
 		conn.refresh = make(chan struct{})
 		ended := make(chan error, 1)
@@ -574,12 +558,54 @@ func (s *Socket) Run(ctx context.Context) error {
 		}
 		// Dropped before hello, or soon after it: back off as for a failed
 		// connect, or a link that always drops would spin.
-		wait := connectWait(&s.Backoff, err)
-		s.Log.Warn().Err(err).Bool("helloed", conn.helloed).Dur("retry_in", wait).Msg("socket mode connection ended young; retrying")
-		if !clock.Sleep(ctx, wait) {
-			return ctx.Err()
-		}
+		young = fmt.Errorf("socket mode connection ended young (helloed: %t): %w", conn.helloed, cmp.Or(err, errors.New("closed")))
 	}
+}
+
+// connect opens a connection, retrying failures with s.Backoff (or
+// Slack's Retry-After) until ctx ends or Slack refuses the app token;
+// each attempt waits for g to be open first. young, when set, is why the
+// last connection ended young: it counts as a failed attempt, so the
+// first connect waits as after one.
+func (s *Socket) connect(ctx context.Context, g *gate, young error) (*socketConn, error) {
+	var conn *socketConn
+	err := backoff.Retry{Pause: &s.Backoff, OnRetry: func(attempt int, err error, wait time.Duration) {
+		msg := "socket mode connect failed; retrying"
+		if attempt == 1 && young != nil {
+			msg = "socket mode connection ended young; retrying"
+		}
+		s.Log.Warn().Err(err).Dur("retry_in", wait).Msg(msg)
+	}}.Do(ctx, func(attempt int) error {
+		if attempt == 1 && young != nil {
+			return retryConnect(young)
+		}
+		if reason, _ := g.state(); reason != nil {
+			s.Log.Warn().Err(reason).Msg("no socket mode connection until the store can be reached again")
+			if !g.waitOpen(ctx) {
+				return backoff.Stop(ctx.Err())
+			}
+			s.Log.Info().Msg("store reachable again; opening a socket mode connection")
+		}
+		var err error
+		conn, err = s.openSocket(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return backoff.Stop(ctx.Err())
+		case fatalConnectError(err):
+			s.Log.Error().Err(err).Msg("slack refused the app token (invalid auth)")
+			return backoff.Stop(fmt.Errorf("bot run: socket mode: %w", slackErr(err)))
+		}
+		return retryConnect(err)
+	})
+	switch {
+	case errors.Is(err, backoff.ErrInterrupted):
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, err
+	}
+	return conn, nil
 }
 
 var socketDialer = websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 10 * time.Second}
@@ -619,14 +645,14 @@ func fatalConnectError(err error) bool {
 	return errors.As(err, &code) && code.Code == http.StatusNotFound
 }
 
-// connectWait is the pause before the next connect: Slack's Retry-After
-// when it sent one, else b's next pause.
-func connectWait(b *backoff.Backoff, err error) time.Duration {
+// retryConnect marks a failed connect for backoff.Retry: after Slack's
+// Retry-After when it sent one, else after the backoff's next pause.
+func retryConnect(err error) error {
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) && rl.RetryAfter > 0 {
-		return rl.RetryAfter
+		return backoff.After(rl.RetryAfter, err)
 	}
-	return b.Next()
+	return err
 }
 
 // read reads frames until the connection fails, Slack asks for a

@@ -127,8 +127,12 @@ func TestConnectWait(t *testing.T) {
 			for range c.failures - 1 {
 				b.Next()
 			}
-			if got := connectWait(&b, c.err); got != c.want {
-				t.Fatalf("connectWait = %v, want %v", got, c.want)
+			var got time.Duration
+			ctx, cancel := context.WithCancel(context.Background())
+			r := backoff.Retry{Pause: &b, OnRetry: func(_ int, _ error, p time.Duration) { got = p; cancel() }}
+			_ = r.Do(ctx, func(int) error { return retryConnect(c.err) })
+			if got != c.want {
+				t.Fatalf("pause after a failed connect = %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package dsh
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
-	"github.com/slackask/slackask/internal/clock"
 )
 
 // DefaultTitle is the agent name of an ask whose dsh session has no title
@@ -223,32 +223,41 @@ func (b *Bridge) Run(ctx context.Context) error {
 	defer cancel()
 
 	bo := backoff.Backoff{Min: b.cfg.Backoff.Min, Max: b.cfg.Backoff.Max, Jitter: retryJitter}
-	for attempt := 1; ; attempt++ {
+	var (
+		up     time.Duration // how long the last connection lived
+		streak int           // connects since one lived past Backoff.Max
+	)
+	r := backoff.Retry{Pause: &bo, OnRetry: func(_ int, err error, wait time.Duration) {
+		ev := b.log.Warn()
+		if up == 0 && streak > 1 {
+			ev = b.log.Debug() // the host is still down: say it once, not every time
+		}
+		ev.Err(err).Str("url", b.muxURL).Dur("up", up).Dur("retryIn", wait).Int("attempt", streak).
+			Msg("dsh: event mux disconnected")
+	}}
+	_ = r.Do(ctx, func(int) error {
+		streak++
 		if !b.isRebuilt() {
 			if err := b.rebuild(ctx); err != nil && ctx.Err() == nil {
 				b.log.Warn().Err(err).Msg("dsh: could not rebuild session threads from the ask history; will retry on the next connect")
 			}
 		}
-		up, err := b.connect(ctx)
+		var err error
+		up, err = b.connect(ctx)
 		if ctx.Err() != nil {
-			return nil
+			return backoff.Stop(ctx.Err())
 		}
 		if up >= b.cfg.Backoff.Max {
 			bo.Reset()
-			attempt = 1
+			streak = 1
 		}
-		wait := bo.Next()
-		ev := b.log.Warn()
-		if up == 0 && attempt > 1 {
-			ev = b.log.Debug() // the host is still down: say it once, not every time
-		}
-		ev.Err(err).Str("url", b.muxURL).Dur("up", up).Dur("retryIn", wait).Int("attempt", attempt).
-			Msg("dsh: event mux disconnected")
-		if !clock.Sleep(ctx, wait) {
-			return nil
-		}
-	}
+		return cmp.Or(err, errMuxClosed) // a connection always ends in a reconnect
+	})
+	return nil
 }
+
+// errMuxClosed: the event mux connection ended without an error.
+var errMuxClosed = errors.New("the event mux closed the connection")
 
 // Ready returns nil while the event mux is connected, else an error saying
 // why not. It suits a /readyz check.
@@ -284,19 +293,18 @@ func (b *Bridge) connect(ctx context.Context) (up time.Duration, err error) {
 	gen := b.setConnected()
 	b.log.Info().Str("url", b.muxURL).Msg("dsh: event mux connected")
 
-	stop := make(chan struct{})
+	live, endLive := context.WithCancel(ctx) // ends with the connection
 	b.wg.Go(func() {
-		select {
-		case <-ctx.Done():
+		<-live.Done()
+		if ctx.Err() != nil {
 			_ = conn.Close() // unblocks ReadMessage; no close frame: the mux is downlink only
-		case <-stop:
 		}
 	})
 	if b.cfg.ReconcileAfter > 0 {
-		b.wg.Go(func() { b.reconcile(ctx, gen, start, stop) })
+		b.wg.Go(func() { b.reconcile(ctx, live, gen, start) })
 	}
 	defer func() {
-		close(stop)
+		endLive()
 		_ = conn.Close()
 		b.setDisconnected(err)
 	}()

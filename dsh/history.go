@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // rebuild restores, from the ask history, what the bridge knows of each dsh
@@ -98,9 +99,9 @@ func (b *Bridge) eachAsk(ctx context.Context, status interaction.Status, fn func
 // NoteAgentStopped, every pending dsh ask the host did not replay — the
 // host settled it (or restarted) while the bridge was not listening, so no
 // question/resolved frame will come for it. It gives up when the connection
-// drops first.
-func (b *Bridge) reconcile(ctx context.Context, gen uint64, connectedAt time.Time, stop <-chan struct{}) {
-	if !sleepOrStop(ctx, stop, b.cfg.ReconcileAfter) {
+// drops first (live, which ends with it).
+func (b *Bridge) reconcile(ctx, live context.Context, gen uint64, connectedAt time.Time) {
+	if !clock.Sleep(live, b.cfg.ReconcileAfter) {
 		return
 	}
 	// Questions still in Create do not know their ask yet; let them finish.
@@ -110,7 +111,7 @@ func (b *Bridge) reconcile(ctx context.Context, gen uint64, connectedAt time.Tim
 			b.log.Warn().Msg("dsh: asks are still being created; skipping the reconcile of this connection")
 			return
 		}
-		if !sleepOrStop(ctx, stop, inflightPollTick) {
+		if !clock.Sleep(live, inflightPollTick) {
 			return
 		}
 	}
@@ -160,18 +161,4 @@ func (b *Bridge) inflight() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.creating
-}
-
-// sleepOrStop waits d; false when ctx ends or stop closes first.
-func sleepOrStop(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-stop:
-		return false
-	}
 }

@@ -212,15 +212,7 @@ func noteFor(outcome string) string {
 func (b *Bridge) withdraw(ctx context.Context, askID, note string, log zerolog.Logger) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()
-	var (
-		ask interaction.Ask
-		err error
-	)
-	if nw, ok := b.cfg.Service.(interaction.NoteWithdrawer); ok {
-		ask, err = nw.WithdrawWithNote(wctx, askID, note)
-	} else {
-		ask, err = b.cfg.Service.Withdraw(wctx, askID)
-	}
+	ask, err := interaction.WithdrawNoted(wctx, b.cfg.Service, askID, note)
 	if err != nil {
 		log.Error().Err(err).Str("ask", askID).Str("note", note).Msg("dsh: could not withdraw the ask")
 		return

@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/backoff"
 )
 
 // The reasons of {"accepted":false,"reason":…}.
@@ -241,21 +243,32 @@ func (b *Bridge) deliver(ctx context.Context, q *question, askID string, r reply
 // respond posts body to /api/respond, retrying network errors, 429 and 5xx
 // answers up to RespondAttempts times; it never retries a verdict.
 func (b *Bridge) respond(ctx context.Context, body []byte, log zerolog.Logger) (respondReply, error) {
-	bo := b.retryBackoff()
-	for attempt := 1; ; attempt++ {
-		res, retry, err := b.postRespond(ctx, body)
-		if err == nil {
-			return res, nil
-		}
-		if !retry || attempt >= b.cfg.RespondAttempts || ctx.Err() != nil {
-			return respondReply{}, fmt.Errorf("POST /api/respond (attempt %d): %w", attempt, err)
-		}
-		wait := bo.Next()
+	var (
+		res  respondReply
+		last int
+	)
+	r := backoff.Retry{Pause: b.retryBackoff(), Tries: b.cfg.RespondAttempts, OnRetry: func(attempt int, err error, wait time.Duration) {
 		log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", wait).Msg("dsh: POST /api/respond failed; retrying")
-		if !clock.Sleep(ctx, wait) {
-			return respondReply{}, ctx.Err()
+	}}
+	err := r.Do(ctx, func(attempt int) error {
+		last = attempt
+		var (
+			retry bool
+			err   error
+		)
+		res, retry, err = b.postRespond(ctx, body)
+		if err != nil && (!retry || ctx.Err() != nil) {
+			return backoff.Stop(err)
 		}
+		return err
+	})
+	switch {
+	case errors.Is(err, backoff.ErrInterrupted):
+		return respondReply{}, ctx.Err()
+	case err != nil:
+		return respondReply{}, fmt.Errorf("POST /api/respond (attempt %d): %w", last, err)
 	}
+	return res, nil
 }
 
 // postRespond makes one attempt; retry says whether another may help.

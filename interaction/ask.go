@@ -178,3 +178,12 @@ type AskService interface {
 type NoteWithdrawer interface {
 	WithdrawWithNote(ctx context.Context, id, note string) (Ask, error)
 }
+
+// WithdrawNoted withdraws ask id with note when svc can show one (it is a
+// NoteWithdrawer and note is set), else plainly. Errors as for Withdraw.
+func WithdrawNoted(ctx context.Context, svc AskService, id, note string) (Ask, error) {
+	if nw, ok := svc.(NoteWithdrawer); ok && note != "" {
+		return nw.WithdrawWithNote(ctx, id, note)
+	}
+	return svc.Withdraw(ctx, id)
+}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/slackask/slackask/internal/backoff"
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // Defaults of AwaitOptions.
@@ -24,8 +27,7 @@ const (
 )
 
 // Pacer yields the pauses between the attempts of one retry loop;
-// *backoff.Backoff (internal/backoff) is the one the front doors use. The
-// package keeps to the standard library, so it takes the interface.
+// *backoff.Backoff (internal/backoff) is the one the front doors use.
 type Pacer interface {
 	Next() time.Duration // the pause before the next attempt
 	Reset()              // after a success
@@ -175,11 +177,12 @@ func AskAndWait(ctx context.Context, svc AskService, in AskInput, o AwaitOptions
 
 func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions, retryable func(error) bool) (Ask, error) {
 	var (
+		ask          Ask
 		since        time.Time
 		maybeCreated bool
 		lastErr      error
 	)
-	for attempt := 1; ; attempt++ {
+	err := backoff.Retry{}.Do(ctx, func(attempt int) error {
 		// The run of failures starts with the first attempt, and a bound of
 		// time (CreateRetry.For) bounds each attempt and pause too: a server
 		// that takes the request and never answers, or a pause longer than
@@ -193,32 +196,34 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 			timeout = min(timeout, left)
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		ask, err := svc.Create(cctx, in)
+		var err error
+		ask, err = svc.Create(cctx, in)
 		cancel()
 		if err == nil {
-			return ask, nil
+			return nil
 		}
 		lastErr = err
 		if o.MaybeCreated != nil && o.MaybeCreated(err) {
 			maybeCreated = true
 		}
 		if !retryable(err) || ctx.Err() != nil || !o.CreateRetry.again(attempt, since) {
-			break
+			return backoff.Stop(err)
 		}
 		pause := o.CreateRetry.pause()
 		if left, ok := o.CreateRetry.left(since); ok && pause >= left {
 			// No attempt could start before the bound: wait it out (or
 			// until the caller leaves), then give up, without announcing a
 			// retry that will not come.
-			sleepCtx(ctx, left)
-			break
+			clock.Sleep(ctx, left)
+			return backoff.Stop(err)
 		}
 		if o.OnRetry != nil {
 			o.OnRetry("create", err, pause)
 		}
-		if !sleepCtx(ctx, pause) {
-			break
-		}
+		return backoff.After(pause, err)
+	})
+	if err == nil {
+		return ask, nil
 	}
 	if ctx.Err() == nil {
 		return Ask{}, lastErr
@@ -229,7 +234,7 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 		return Ask{}, Errorf(AskAborted, "ask and wait: the caller left before the ask was created (%v)", lastErr)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(o.WithdrawTimeout, DefaultWithdrawTimeout))
-	ask, err := svc.Create(cctx, in)
+	ask, err = svc.Create(cctx, in)
 	cancel()
 	if err != nil {
 		return Ask{}, fmt.Errorf("ask and wait: the caller left; the ask may exist but could not be withdrawn: %w",
@@ -238,6 +243,9 @@ func createAsk(ctx context.Context, svc AskService, in AskInput, o AwaitOptions,
 	return abandon(ctx, svc, ask, o)
 }
 
+// errStopWaiting: the caller left, or WaitFor elapsed.
+var errStopWaiting = errors.New("stop waiting")
+
 func waitAsk(ctx context.Context, svc AskService, ask Ask, o AwaitOptions, retryable func(error) bool) (Ask, error) {
 	wctx := ctx
 	if o.WaitFor > 0 {
@@ -245,51 +253,64 @@ func waitAsk(ctx context.Context, svc AskService, ask Ask, o AwaitOptions, retry
 		wctx, cancel = context.WithTimeout(ctx, o.WaitFor)
 		defer cancel()
 	}
-	var since time.Time
-	attempts := 0
-	for !ask.Status.Ended() {
-		if ctx.Err() != nil {
-			return abandon(ctx, svc, ask, o)
+	var (
+		since    time.Time
+		failures int // of the current run
+	)
+	err := backoff.Retry{}.Do(wctx, func(int) error {
+		if ask.Status.Ended() {
+			return nil
 		}
-		if wctx.Err() != nil {
-			return ask, nil // WaitFor elapsed: still pending, not withdrawn
+		if wctx.Err() != nil { // ctx's end ends wctx too
+			return backoff.Stop(errStopWaiting)
 		}
 		start := time.Now()
 		cur, err := svc.Wait(wctx, ask.ID)
 		switch {
 		case err == nil:
-			ask, since, attempts = cur, time.Time{}, 0
+			ask, since, failures = cur, time.Time{}, 0
 			o.WaitRetry.reset()
+			if ask.Status.Ended() {
+				return nil
+			}
 			// A Wait that returned a pending ask early (a long poll that
 			// elapsed) is repeated, without spinning.
-			if d := time.Since(start); !ask.Status.Ended() && d < minRewait {
-				sleepCtx(wctx, minRewait-d)
-			}
-		case ctx.Err() != nil || wctx.Err() != nil:
-			// The next turn abandons the ask or returns it pending.
+			return backoff.After(minRewait-time.Since(start), errStillPending)
+		case wctx.Err() != nil:
+			return backoff.Stop(errStopWaiting)
 		case !retryable(err):
-			return ask, err
-		default:
-			attempts++
-			if since.IsZero() {
-				since = start
-			}
-			if !o.WaitRetry.again(attempts, since) {
-				ended, werr := withdraw(ctx, svc, ask.ID, o.Note, o)
-				if werr == nil {
-					ask = ended
-				}
-				return ask, err
-			}
-			pause := o.WaitRetry.pause()
-			if o.OnRetry != nil {
-				o.OnRetry("wait", err, pause)
-			}
-			sleepCtx(wctx, pause)
+			return backoff.Stop(err)
 		}
+		failures++
+		if since.IsZero() {
+			since = start
+		}
+		if !o.WaitRetry.again(failures, since) {
+			if ended, werr := withdraw(ctx, svc, ask.ID, o.Note, o); werr == nil {
+				ask = ended
+			}
+			return backoff.Stop(err)
+		}
+		pause := o.WaitRetry.pause()
+		if o.OnRetry != nil {
+			o.OnRetry("wait", err, pause)
+		}
+		return backoff.After(pause, err)
+	})
+	switch {
+	case err == nil:
+		return ask, nil
+	case errors.Is(err, errStopWaiting), errors.Is(err, backoff.ErrInterrupted):
+		if ctx.Err() != nil {
+			return abandon(ctx, svc, ask, o)
+		}
+		return ask, nil // WaitFor elapsed: still pending, not withdrawn
 	}
-	return ask, nil
+	return ask, err
 }
+
+// errStillPending: a Wait returned the ask pending.
+var errStillPending = errors.New("still pending")
 
 // abandon withdraws (or keeps, as o.Abandoned says) the pending ask of a
 // caller that left.
@@ -317,22 +338,7 @@ func abandon(ctx context.Context, svc AskService, ask Ask, o AwaitOptions) (Ask,
 func withdraw(ctx context.Context, svc AskService, id, note string, o AwaitOptions) (Ask, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(o.WithdrawTimeout, DefaultWithdrawTimeout))
 	defer cancel()
-	if nw, ok := svc.(NoteWithdrawer); ok && note != "" {
-		return nw.WithdrawWithNote(wctx, id, note)
-	}
-	return svc.Withdraw(wctx, id)
-}
-
-// sleepCtx waits d and reports whether all of it passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return WithdrawNoted(wctx, svc, id, note)
 }
 
 func or(d, def time.Duration) time.Duration {

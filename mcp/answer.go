@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -64,8 +65,14 @@ func (t *askTool) waitFor(ctx context.Context, id string, d time.Duration, bound
 		defer cancel()
 	}
 	b := backoff.Backoff{Min: minRetryBackoff, Max: maxRetryBackoff}
-	var since time.Time
-	for (err != nil || !ask.Status.Ended()) && ctx.Err() == nil {
+	var since time.Time // the start of the run of failed Waits
+	_ = backoff.Retry{Pause: &b}.Do(ctx, func(int) error {
+		switch {
+		case ctx.Err() != nil:
+			return backoff.Stop(ctx.Err())
+		case err == nil && ask.Status.Ended():
+			return nil
+		}
 		start := time.Now()
 		var cur interaction.Ask
 		cur, err = t.svc.Wait(ctx, id)
@@ -73,37 +80,34 @@ func (t *askTool) waitFor(ctx context.Context, id string, d time.Duration, bound
 		case err == nil:
 			ask, since = cur, time.Time{}
 			b.Reset()
-			if d := time.Since(start); !ask.Status.Ended() && d < minRetryBackoff {
-				sleep(ctx, minRetryBackoff-d)
+			if ask.Status.Ended() {
+				return nil
 			}
-		case interaction.ErrorCode(err) == interaction.NotFound:
-			return ask, err
-		case ctx.Err() != nil:
-		default:
-			if since.IsZero() {
-				since = start
-			}
-			if time.Since(since) >= t.retryFor() {
-				return ask, err
-			}
-			b.Wait(ctx)
+			// A Wait that returned the ask pending early is repeated,
+			// without spinning.
+			return backoff.After(minRetryBackoff-time.Since(start), errStillPending)
+		case interaction.ErrorCode(err) == interaction.NotFound, ctx.Err() != nil:
+			return backoff.Stop(err)
 		}
-	}
-	if ask.ID == "" {
+		if since.IsZero() {
+			since = start
+		}
+		if time.Since(since) >= t.retryFor() {
+			return backoff.Stop(err)
+		}
+		return err
+	})
+	if ask.ID == "" || interaction.ErrorCode(err) == interaction.NotFound {
 		return ask, err
+	}
+	if err != nil && ctx.Err() == nil {
+		return ask, err // failed for retryFor
 	}
 	return ask, nil
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-	case <-timer.C:
-	}
-}
+// errStillPending: a Wait returned the ask pending.
+var errStillPending = errors.New("mcp: the ask is still pending")
 
 // pendingText is what a call that stopped waiting tells the model. For a
 // team ask it says how many of the people wanted have answered, and who.

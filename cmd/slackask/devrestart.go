@@ -21,12 +21,7 @@ func endOrphans(ctx context.Context, svc interaction.AskService, before time.Tim
 			return n, err
 		}
 		for _, a := range asks { // newest first
-			if nw, ok := svc.(interaction.NoteWithdrawer); ok {
-				_, err = nw.WithdrawWithNote(ctx, a.ID, devRestartNote)
-			} else {
-				_, err = svc.Withdraw(ctx, a.ID)
-			}
-			if err != nil {
+			if _, err = interaction.WithdrawNoted(ctx, svc, a.ID, devRestartNote); err != nil {
 				return n, fmt.Errorf("withdraw %s: %w", a.ID, err)
 			}
 			n++

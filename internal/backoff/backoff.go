@@ -1,9 +1,9 @@
 // Package backoff paces retries: exponential pauses with jitter, so that
-// many clients that failed together do not retry together.
+// many clients that failed together do not retry together, and runs them
+// (Retry: the one retry loop of the module).
 package backoff
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -59,16 +59,3 @@ func (b *Backoff) Attempts() int { return b.n }
 
 // Reset starts the next pause at Min again (after a success).
 func (b *Backoff) Reset() { b.n = 0 }
-
-// Wait sleeps the next pause and reports whether all of it passed; false
-// means ctx ended first.
-func (b *Backoff) Wait(ctx context.Context) bool {
-	t := time.NewTimer(b.Next())
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}

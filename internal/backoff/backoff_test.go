@@ -1,7 +1,6 @@
 package backoff
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -42,14 +41,5 @@ func TestMaxBelowMinUsesMin(t *testing.T) {
 	b := Backoff{Min: time.Second, Max: time.Millisecond, Jitter: -1}
 	if got := b.Next(); got != time.Second {
 		t.Fatalf("got %v, want 1s", got)
-	}
-}
-
-func TestWaitReturnsFalseWhenCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	b := Backoff{Min: time.Hour}
-	if b.Wait(ctx) {
-		t.Fatal("Wait reported a full pause on a cancelled context")
 	}
 }

@@ -56,6 +56,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/internal/watch"
 )
@@ -97,7 +98,7 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // The listen connection is made again after a loss, waiting between tries
-// from reconnectMin, doubling up to reconnectMax.
+// from reconnectMin, doubling up to reconnectMax (jittered).
 const (
 	reconnectMin = 50 * time.Millisecond
 	reconnectMax = 5 * time.Second
@@ -208,26 +209,27 @@ func (s *Store) Schema() string { return s.schema }
 func (s *Store) listen(ctx context.Context, ready chan<- error) {
 	defer close(s.listenDone)
 	first := true
-	wait := reconnectMin
+	pause := backoff.Backoff{Min: reconnectMin, Max: reconnectMax}
 	for {
-		conn, err := pgx.ConnectConfig(ctx, s.listenCfg.Copy())
-		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()+"; LISTEN "+pgx.Identifier{s.ackChannel}.Sanitize()); err != nil {
-				_ = conn.Close(context.Background())
+		var conn *pgx.Conn
+		err := backoff.Retry{Pause: &pause}.Do(ctx, func(int) error {
+			var err error
+			conn, err = pgx.ConnectConfig(ctx, s.listenCfg.Copy())
+			if err == nil {
+				if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()+"; LISTEN "+pgx.Identifier{s.ackChannel}.Sanitize()); err != nil {
+					_ = conn.Close(context.Background())
+				}
 			}
-		}
+			if err != nil && first {
+				return backoff.Stop(err)
+			}
+			return err
+		})
 		if err != nil {
 			if first {
 				ready <- err
-				return
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			wait = min(2*wait, reconnectMax)
-			continue
+			return
 		}
 		s.listenPID.Store(conn.PgConn().PID())
 		if first {
@@ -236,7 +238,7 @@ func (s *Store) listen(ctx context.Context, ready chan<- error) {
 		} else {
 			s.hub.Publish(store.Change{Resync: true})
 		}
-		wait = reconnectMin
+		pause.Reset()
 		for {
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {
