@@ -76,6 +76,15 @@ func TestKeysEndToEnd(t *testing.T) {
 			t.Errorf("key B %s key A's ask: %d, want 404", m, code)
 		}
 	}
+	if code := h.doAs(keyB, "GET", "/v1/asks/"+a.ID+"/events", nil, nil); code != 404 {
+		t.Errorf("key B reads key A's ask's events: %d, want 404", code)
+	}
+	if code := h.doAs(keyA, "GET", "/v1/asks/"+a.ID+"/events", nil, nil); code != 200 {
+		t.Errorf("key A reads its ask's events: %d", code)
+	}
+	if code := h.doAs(keyA, "GET", "/v1/events", nil, &e); code != 403 || e.Error.Code != interaction.Forbidden {
+		t.Errorf("key A reads the feed of every ask's events: %d, want 403", code)
+	}
 	var list struct{ Asks []interaction.Ask }
 	if code := h.doAs(keyB, "GET", "/v1/asks", nil, &list); code != 200 || len(list.Asks) != 0 {
 		t.Errorf("key B lists %d asks (%d), want none", len(list.Asks), code)
