@@ -37,15 +37,16 @@ const (
 // caller keeps it within Slack's 3000 characters. For a question index out
 // of range the modal only says so and has no submit.
 func OtherModal(v View, q int, privateMetadata string) slack.ModalViewRequest {
-	m := modal("Your answer", "Back", CallbackOther, privateMetadata)
+	// The title says what the modal is for, the field's label what to
+	// type: never the same words twice.
+	m := modal("Answer the question", "Back", CallbackOther, privateMetadata)
 	if q < 0 || q >= len(v.Request.Questions) {
 		m.Blocks.BlockSet = []slack.Block{section("This question is no longer available.", "missing")}
 		return m
 	}
 	question := v.Request.Questions[q]
-	label := "Your answer"
 	if len(question.Options) > 0 {
-		m.Title, label = plain("Other answer"), "Other answer"
+		m.Title = plain("Other answer")
 	}
 	text, _ := questionText(interaction.Question{Question: question.Question, Header: question.Header}, maxSection, "")
 	input := slack.NewPlainTextInputBlockElement(plain("Type your answer"), CustomActionID)
@@ -53,7 +54,7 @@ func OtherModal(v View, q int, privateMetadata string) slack.ModalViewRequest {
 	input.InitialValue = clip(progressAt(v, q).Custom, maxCustom)
 	m.Blocks.BlockSet = []slack.Block{
 		section(text, "question"),
-		slack.NewInputBlock(CustomBlockID, plain(label), nil, input),
+		slack.NewInputBlock(CustomBlockID, plain("Your answer"), nil, input),
 	}
 	m.Submit = plain("Submit")
 	return m

@@ -45,6 +45,9 @@ func (g *groupCache) members(ctx context.Context, group string) ([]string, error
 		if ok {
 			return e.members, nil
 		}
+		if mistake, is := callerMistake(err, "usergroups.users.list", fmt.Sprintf("user group %q", group)); is {
+			return nil, mistake
+		}
 		return nil, fmt.Errorf("usergroups.users.list %s: %w", group, slackErr(err))
 	}
 	g.mu.Lock()

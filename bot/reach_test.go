@@ -106,7 +106,7 @@ func TestSlowPostLeavesNoOrphan(t *testing.T) {
 func TestRefusedPostIsNotUnknown(t *testing.T) {
 	r := newRig(t)
 	b, _ := r.start()
-	r.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Error: "channel_not_found"})
+	r.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Error: "msg_too_long"})
 	if _, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()}); interaction.ErrorCode(err) != interaction.SlackError {
 		t.Fatalf("err = %v", err)
 	}

@@ -89,3 +89,23 @@ func slackErr(err error) error {
 	}
 	return interaction.Errorf(interaction.SlackError, "%v", err)
 }
+
+// callerMistakes are Slack's errors that say the ask named a conversation,
+// person or group that is not there for the app: the caller's to fix, not
+// Slack's failing, so they are INVALID_QUESTION (400), not SLACK_ERROR.
+var callerMistakes = map[string]bool{
+	"channel_not_found": true, "not_in_channel": true, "is_archived": true,
+	"user_not_found": true, "user_not_visible": true, "users_not_found": true,
+	"no_such_subteam": true, "subteam_not_found": true,
+}
+
+// callerMistake returns, when raw (a call's own slack-go error) is Slack
+// refusing it for one of callerMistakes, an INVALID_QUESTION naming what
+// ("channel \"C1\"") and Slack's error, wrapped with method.
+func callerMistake(raw error, method, what string) (error, bool) {
+	var se slack.SlackErrorResponse
+	if raw == nil || !errors.As(raw, &se) || !callerMistakes[se.Err] {
+		return nil, false
+	}
+	return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.InvalidQuestion, "%s: Slack says %s", what, se.Err)), true
+}

@@ -38,6 +38,9 @@ func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
 	if err != nil && last != nil && !refusedBySlack(last) {
 		return at, fmt.Errorf("%w: %w", asks.ErrOutcomeUnknown, err)
 	}
+	if mistake, ok := callerMistake(last, "chat.postMessage", fmt.Sprintf("channel %q", rec.Channel)); err != nil && ok {
+		return at, mistake
+	}
 	return at, err
 }
 
@@ -96,10 +99,15 @@ func (b *Bot) Remind(ctx context.Context, rec asks.Record) error {
 // OpenDM implements asks.Surface with conversations.open.
 func (b *Bot) OpenDM(ctx context.Context, user string) (string, error) {
 	var ch *slack.Channel
+	var last error
 	err := b.call(ctx, "conversations.open", func(ctx context.Context) (err error) {
 		ch, _, _, err = b.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+		last = err
 		return err
 	})
+	if mistake, ok := callerMistake(last, "conversations.open", fmt.Sprintf("user %q", user)); err != nil && ok {
+		return "", mistake
+	}
 	if err != nil {
 		return "", err
 	}

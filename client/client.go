@@ -84,12 +84,15 @@ func New(baseURL, token string, hc *http.Client) *Client {
 
 // ResponseError is an error response of the API: the operation, the HTTP
 // status and the server's coded error. A response that is not the API's
-// JSON error (a proxy's page) gets code INTERNAL and the status in the
-// message.
+// JSON (another web server, the dev page's port, a proxy's page) is
+// Foreign: code INTERNAL, and a message naming the status and the URL,
+// never the body, which is not ours to print.
 type ResponseError struct {
 	Op         string // "create ask", "get ask", …
 	StatusCode int
 	Err        *interaction.Error
+	// Foreign: the response did not come from a slackask API.
+	Foreign bool
 }
 
 // Error returns "op: CODE: message".
@@ -256,15 +259,49 @@ func (c *Client) getOnce(ctx context.Context, id string) (interaction.Ask, error
 }
 
 // retryable reports whether err may go away by itself: a transport error
-// (refused, reset, timed out) or a 5xx other than SLACK_ERROR, which is
-// Slack refusing the call.
+// (refused, reset, timed out), a 503 of slackask (not ready, shutting
+// down), or a proxy's 502, 503 or 504 that is not slackask's: the proxy
+// could not reach slackask, a connection error one hop further. Anything
+// else another server answers means it is not a slackask API, and asking
+// again will not change that.
 func retryable(err error) bool {
 	var re *ResponseError
 	if errors.As(err, &re) {
-		return re.StatusCode >= 500 && re.Err.Code != interaction.SlackError
+		if re.Foreign {
+			return gatewayStatus(re.StatusCode)
+		}
+		return re.StatusCode == http.StatusServiceUnavailable
 	}
 	var te *transportError
 	return errors.As(err, &te)
+}
+
+// gatewayStatus reports whether a proxy's status says it could not reach
+// the server behind it.
+func gatewayStatus(code int) bool {
+	switch code {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// IsUnreachable reports whether err says the API could not be reached: a
+// transport error, or a proxy's 502, 503 or 504 in front of it.
+func IsUnreachable(err error) bool {
+	var re *ResponseError
+	if errors.As(err, &re) {
+		return re.Foreign && gatewayStatus(re.StatusCode)
+	}
+	var te *transportError
+	return errors.As(err, &te)
+}
+
+// IsForeign reports whether err is a response from something that is not a
+// slackask API (the URL points elsewhere).
+func IsForeign(err error) bool {
+	var re *ResponseError
+	return errors.As(err, &re) && re.Foreign && !gatewayStatus(re.StatusCode)
 }
 
 // isDialError reports whether err is a transport error from before the
@@ -330,33 +367,30 @@ func (c *Client) do(ctx context.Context, op, method, path string, q url.Values, 
 	if err != nil {
 		return fmt.Errorf("%s: reading the response: %w", op, &transportError{err: err})
 	}
+	u.RawQuery = "" // named in errors: the query is ours, not the caller's
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &ResponseError{Op: op, StatusCode: resp.StatusCode, Err: decodeError(resp.StatusCode, b)}
+		var body struct {
+			Error *interaction.Error `json:"error"`
+		}
+		if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
+			return &ResponseError{Op: op, StatusCode: resp.StatusCode, Err: body.Error}
+		}
+		return foreign(op, resp.StatusCode, u)
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("%s: decoding the %d response: %w", op, resp.StatusCode, err)
+	if err := json.Unmarshal(b, out); err != nil || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		return foreign(op, resp.StatusCode, u)
 	}
 	return nil
 }
 
-// decodeError reads the API's {"error":{…}} body, or makes an INTERNAL
-// error naming the status for anything else.
-func decodeError(status int, b []byte) *interaction.Error {
-	var body struct {
-		Error *interaction.Error `json:"error"`
+// foreign is the error of a response that is not the API's JSON. Its body
+// is not printed: it is not ours (an HTML page, another service's data).
+func foreign(op string, status int, u *url.URL) *ResponseError {
+	msg := fmt.Sprintf("this is not a slackask API (HTTP %d from %s)", status, u.Redacted())
+	if gatewayStatus(status) {
+		msg = fmt.Sprintf("HTTP %d from %s: a proxy could not reach slackask", status, u.Redacted())
 	}
-	if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		return body.Error
-	}
-	snippet := strings.TrimSpace(string(b))
-	if len(snippet) > 200 {
-		snippet = snippet[:200] + "…"
-	}
-	msg := "HTTP " + strconv.Itoa(status)
-	if snippet != "" {
-		msg += ": " + snippet
-	}
-	return &interaction.Error{Code: interaction.Internal, Message: msg}
+	return &ResponseError{Op: op, StatusCode: status, Foreign: true, Err: &interaction.Error{Code: interaction.Internal, Message: msg}}
 }
 
 // isDial reports whether err happened while connecting (nothing was sent).
@@ -374,7 +408,7 @@ func newKey() string {
 
 // ExitCode maps the outcome of an ask to the exit status of `slackask ask`:
 // 0 answered, 2 invalid request (EMPTY_QUESTIONS, INVALID_QUESTION,
-// BAD_INTENT), 3 cancelled by a person, 4 timed out, 5 aborted (withdrawn,
+// INVALID_REQUEST, BAD_INTENT), 3 cancelled by a person, 4 timed out, 5 aborted (withdrawn,
 // Ctrl-C), 1 anything else (transport errors, UNAUTHORIZED, SLACK_ERROR, a
 // still pending ask). An ended ask's status wins over err.
 func ExitCode(ask interaction.Ask, err error) int {
@@ -392,7 +426,7 @@ func ExitCode(ask interaction.Ask, err error) int {
 		return 1
 	}
 	switch interaction.ErrorCode(err) {
-	case interaction.EmptyQuestions, interaction.InvalidQuestion, interaction.BadIntent:
+	case interaction.EmptyQuestions, interaction.InvalidQuestion, interaction.InvalidRequest, interaction.BadIntent:
 		return 2
 	case interaction.AskCancelled:
 		return 3

@@ -244,14 +244,79 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("bad base URL: %v", err)
 	}
 
-	// Not the API's JSON: the status is kept, the code is INTERNAL.
+	// Not the API's JSON: the status is kept, the code is INTERNAL, and
+	// the body is not repeated.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
 	}))
 	defer proxy.Close()
 	_, err = newClient(t, proxy.URL).Get(ctx, "x", 0)
-	if !errors.As(err, &re) || re.StatusCode != 502 || re.Err.Code != interaction.Internal || !strings.Contains(re.Err.Message, "HTTP 502") {
+	if !errors.As(err, &re) || re.StatusCode != 502 || re.Err.Code != interaction.Internal || !strings.Contains(re.Err.Message, "HTTP 502") ||
+		strings.Contains(err.Error(), "html") || !IsUnreachable(err) || IsForeign(err) {
 		t.Fatalf("proxy error: %v", err)
+	}
+}
+
+// TestForeignServer: a server that is not a slackask API (the dev page's
+// port, a plain web server) is named as such, with its status and URL and
+// never its body, and is asked once: no retry but for connection errors
+// and a slackask 503.
+func TestForeignServer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"dev page", 404, "404 page not found"},
+		{"plain web server", 501, "<html><body>Unsupported method ('POST')</body></html>"},
+		{"html 200", 200, "<html>welcome</html>"},
+		{"json of another API", 500, `{"message":"oops"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hits atomic.Int32
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				hits.Add(1)
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer ts.Close()
+			var retries atomic.Int32
+			a, err := newClient(t, ts.URL).AskAndWaitWith(context.Background(), input, WaitOptions{
+				OnRetry: func(string, error, time.Duration) { retries.Add(1) },
+			})
+			want := fmt.Sprintf("this is not a slackask API (HTTP %d from %s/v1/asks)", tc.status, ts.URL)
+			if !IsForeign(err) || interaction.ErrorMessage(err) != want || ExitCode(a, err) != 1 {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+			if strings.Contains(err.Error(), tc.body) || strings.Contains(err.Error(), "oops") {
+				t.Fatalf("the foreign body is in the error: %v", err)
+			}
+			if hits.Load() != 1 || retries.Load() != 0 {
+				t.Fatalf("%d requests, %d retries: want 1 and none", hits.Load(), retries.Load())
+			}
+		})
+	}
+	// A slackask 500 is not retried either; its 503 is.
+	f := newFake()
+	api := httpapi.New(f, httpapi.Options{Token: token})
+	internal := &flaky{h: api, match: func(*http.Request) bool { return true }, fail: func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"name":"UserInteractionError","code":"INTERNAL","message":"internal error"}}`)
+	}}
+	internal.n.Store(1)
+	ts := httptest.NewServer(internal)
+	defer ts.Close()
+	if _, err := newClient(t, ts.URL).AskAndWait(context.Background(), input); interaction.ErrorCode(err) != interaction.Internal || IsForeign(err) || internal.hits.Load() != 1 {
+		t.Fatalf("slackask 500: %v after %d failures", err, internal.hits.Load())
+	}
+	busy := &flaky{h: api, match: func(*http.Request) bool { return true }, fail: unavailable}
+	busy.n.Store(2)
+	ts2 := httptest.NewServer(busy)
+	defer ts2.Close()
+	go func() { f.end(<-f.created, interaction.StatusAnswered) }()
+	if a, err := newClient(t, ts2.URL).AskAndWait(context.Background(), input); err != nil || a.Status != interaction.StatusAnswered || busy.hits.Load() != 2 {
+		t.Fatalf("slackask 503 retried: %+v %v after %d", a, err, busy.hits.Load())
 	}
 }
 

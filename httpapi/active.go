@@ -328,7 +328,7 @@ func (c *guardedConn) jsonRefusal(b []byte) ([]byte, bool) {
 		text = "request headers larger than " + byteSize(c.maxHeaderBytes)
 	}
 	w := newParkedResponse()
-	writeError(w, status, interaction.InvalidQuestion, text)
+	writeError(w, status, interaction.InvalidRequest, text)
 	out, err := w.serialize(1, false)
 	return out, err == nil
 }

@@ -309,7 +309,7 @@ func TestRefusalsAreJSON(t *testing.T) {
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
 			var e errResp
-			if resp.StatusCode != c.status || json.Unmarshal(body, &e) != nil || e.Error.Code != string(interaction.InvalidQuestion) ||
+			if resp.StatusCode != c.status || json.Unmarshal(body, &e) != nil || e.Error.Code != string(interaction.InvalidRequest) ||
 				e.Error.Name != "UserInteractionError" || !strings.Contains(e.Error.Message, c.msg) {
 				t.Fatalf("%d %s: want %d, a JSON error saying %q", resp.StatusCode, body, c.status, c.msg)
 			}

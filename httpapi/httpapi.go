@@ -210,7 +210,7 @@ func (s *Server) logRequest(method, path string, status int, start time.Time) {
 		Str("method", method).
 		Str("path", path).
 		Int("status", status).
-		Dur("duration", time.Since(start)).
+		Float64("durationMs", float64(time.Since(start).Microseconds())/1000).
 		Msg("http request")
 }
 
@@ -269,7 +269,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	in, status, err := decodeAskInput(w, r)
 	if err != nil {
-		writeError(w, status, interaction.InvalidQuestion, err.Error())
+		writeError(w, status, interaction.ErrorCode(err), interaction.ErrorMessage(err))
 		return
 	}
 
@@ -374,7 +374,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("status"); v != "" {
 		f.Status = interaction.Status(v)
 		if !f.Status.Valid() {
-			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+			s.fail(w, r, interaction.Errorf(interaction.InvalidRequest,
 				"status %q: want pending, answered, cancelled, aborted or expired", v))
 			return
 		}
@@ -382,7 +382,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxListLimit {
-			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+			s.fail(w, r, interaction.Errorf(interaction.InvalidRequest,
 				"limit %q: want a whole number from 1 to %d", v, MaxListLimit))
 			return
 		}
@@ -391,7 +391,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("before"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
-			s.fail(w, r, interaction.Errorf(interaction.InvalidQuestion,
+			s.fail(w, r, interaction.Errorf(interaction.InvalidRequest,
 				"before %q: want an RFC 3339 time like 2024-01-02T15:04:05Z", v))
 			return
 		}
@@ -442,36 +442,42 @@ func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
 	}
 	d, err := interaction.ParseDuration(v)
 	if err != nil {
-		return 0, interaction.Errorf(interaction.InvalidQuestion, "wait: %v", err)
+		return 0, interaction.Errorf(interaction.InvalidRequest, "wait: %v", err)
 	}
 	return min(d, s.opts.MaxWait), nil
 }
 
 // decodeAskInput reads the body of POST /v1/asks. On failure it returns the
-// status (400, or 413 for a body over MaxBodyBytes) and an error whose text
-// is the message for the client: it names the offending field where JSON
-// decoding can tell.
+// status (400, or 413 for a body over MaxBodyBytes) and a coded error whose
+// message is for the client: INVALID_REQUEST for a body that is not a JSON
+// object at all (empty, too large, malformed), INVALID_QUESTION naming the
+// offending field where JSON decoding can tell.
 func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInput, int, error) {
 	var in interaction.AskInput
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return in, http.StatusRequestEntityTooLarge, errors.New("request body larger than 1 MiB")
+			return in, http.StatusRequestEntityTooLarge, interaction.Errorf(interaction.InvalidRequest, "request body larger than 1 MiB")
 		}
-		return in, http.StatusBadRequest, fmt.Errorf("reading the request body: %v", err)
+		return in, http.StatusBadRequest, interaction.Errorf(interaction.InvalidRequest, "reading the request body: %v", err)
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
-		return in, http.StatusBadRequest, errors.New("request body is empty: want a JSON object with questions")
+		return in, http.StatusBadRequest, interaction.Errorf(interaction.InvalidRequest, "request body is empty: want a JSON object with questions")
 	}
+	// Names are matched exactly, before encoding/json (which would match
+	// "TIMEOUT" to timeout) reads them; a misspelt field would otherwise be
+	// dropped without a word and the ask posted without it.
+	if err := interaction.CheckFields(body, &in); err != nil {
+		return in, http.StatusBadRequest, err
+	}
+	body = interaction.ResolveAliases(body)
 	err = json.Unmarshal(body, &in)
 	if err == nil {
-		// A misspelt field would otherwise be dropped without a word and
-		// the ask posted without it.
-		if err := interaction.CheckFields(body, &in); err != nil {
-			return in, http.StatusBadRequest, errors.New(interaction.ErrorMessage(err))
-		}
 		return in, 0, nil
+	}
+	invalid := func(format string, args ...any) (interaction.AskInput, int, error) {
+		return in, http.StatusBadRequest, interaction.Errorf(interaction.InvalidQuestion, format, args...)
 	}
 	var (
 		syn *json.SyntaxError
@@ -479,12 +485,12 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 	)
 	switch {
 	case errors.As(err, &syn):
-		return in, http.StatusBadRequest, fmt.Errorf("malformed JSON at byte %d: %v", syn.Offset, syn)
+		return in, http.StatusBadRequest, interaction.Errorf(interaction.InvalidRequest, "malformed JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return in, http.StatusBadRequest, fmt.Errorf("the request body must be a JSON object, not %s", typ.Value)
+			return in, http.StatusBadRequest, interaction.Errorf(interaction.InvalidRequest, "the request body must be a JSON object, not %s", typ.Value)
 		}
-		return in, http.StatusBadRequest, fmt.Errorf("%s: must be %s, not %s", fieldPath(body, typ), jsonKind(typ.Type.Kind().String()), typ.Value)
+		return invalid("%s: must be %s, not %s", fieldPath(body, typ), jsonKind(typ.Type.Kind().String()), typ.Value)
 	}
 	// Errors of interaction.Duration's UnmarshalJSON carry no field name:
 	// find the duration field that fails.
@@ -494,12 +500,12 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 			if v, ok := raw[name]; ok {
 				var d interaction.Duration
 				if derr := d.UnmarshalJSON(v); derr != nil {
-					return in, http.StatusBadRequest, fmt.Errorf("%s: %v", name, derr)
+					return invalid("%s: %v", name, derr)
 				}
 			}
 		}
 	}
-	return in, http.StatusBadRequest, fmt.Errorf("invalid request body: %v", err)
+	return invalid("invalid request body: %v", err)
 }
 
 // fieldPath names the field of a type error as the validation messages do
@@ -546,15 +552,7 @@ func locate(raw json.RawMessage, parts []string, typ reflect.Type) (string, bool
 	if json.Unmarshal(raw, &obj) != nil {
 		return "", false
 	}
-	v, ok := obj[parts[0]]
-	if !ok { // encoding/json matches keys case-insensitively
-		for k, kv := range obj {
-			if strings.EqualFold(k, parts[0]) {
-				v, ok = kv, true
-				break
-			}
-		}
-	}
+	v, ok := obj[parts[0]] // CheckFields has made every key exact
 	if !ok {
 		return "", false
 	}

@@ -312,9 +312,12 @@ func TestCreateUnknownFields(t *testing.T) {
 	if f.n != 0 {
 		t.Fatalf("%d asks created from bodies with unknown fields", f.n)
 	}
-	// Keys match as encoding/json matches them: case does not matter.
-	if rec := do(h, "POST", "/v1/asks", `{"Questions":[{"ID":"q1","question":"?"}]}`); rec.Code != 201 {
-		t.Fatalf("case-insensitive keys: %d %s", rec.Code, rec.Body)
+	// Keys match exactly, though encoding/json would match them whatever
+	// their case: the README promises strict bodies.
+	wantError(t, do(h, "POST", "/v1/asks", `{"questions":[{"ID":"q1","question":"?"}]}`), 400, interaction.InvalidQuestion,
+		`questions[0].ID: unknown field (did you mean "id"?)`)
+	if f.n != 0 {
+		t.Fatalf("%d asks created from a body with a key in the wrong case", f.n)
 	}
 }
 
@@ -379,8 +382,8 @@ func TestCreateWait(t *testing.T) {
 			"-Inf":  `wait: duration "-Inf": want a duration`,
 			"1e308": `wait: duration "1e308": at most`,
 		} {
-			wantError(t, do(New(f, Options{}), "POST", "/v1/asks?wait="+w, askBody), 400, interaction.InvalidQuestion, msg)
-			wantError(t, do(New(f, Options{}), "GET", "/v1/asks/x?wait="+w, ""), 400, interaction.InvalidQuestion, msg)
+			wantError(t, do(New(f, Options{}), "POST", "/v1/asks?wait="+w, askBody), 400, interaction.InvalidRequest, msg)
+			wantError(t, do(New(f, Options{}), "GET", "/v1/asks/x?wait="+w, ""), 400, interaction.InvalidRequest, msg)
 		}
 		if len(f.inputs) != 0 {
 			t.Fatal("a bad wait still created an ask")
@@ -399,7 +402,7 @@ func TestGet(t *testing.T) {
 	}
 	wantError(t, do(h, "GET", "/v1/asks/nope", ""), 404, interaction.NotFound, "nope")
 	wantError(t, do(h, "GET", "/v1/asks/nope?wait=1s", ""), 404, interaction.NotFound, "nope")
-	wantError(t, do(h, "GET", "/v1/asks/ask-1?wait=x", ""), 400, interaction.InvalidQuestion, "wait")
+	wantError(t, do(h, "GET", "/v1/asks/ask-1?wait=x", ""), 400, interaction.InvalidRequest, "wait")
 
 	start := time.Now()
 	rec = do(h, "GET", "/v1/asks/ask-1?wait=50ms", "")
@@ -512,7 +515,7 @@ func TestList(t *testing.T) {
 	for _, q := range []string{"status=done", "limit=0", "limit=-1", "limit=x", "limit=1001", "before=yesterday", "before=2024-01-02"} {
 		t.Run(q, func(t *testing.T) {
 			name, _, _ := strings.Cut(q, "=")
-			wantError(t, do(h, "GET", "/v1/asks?"+q, ""), 400, interaction.InvalidQuestion, name)
+			wantError(t, do(h, "GET", "/v1/asks?"+q, ""), 400, interaction.InvalidRequest, name)
 		})
 	}
 }
@@ -547,6 +550,7 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{interaction.EmptyQuestions, 400},
 		{interaction.InvalidQuestion, 400},
+		{interaction.InvalidRequest, 400},
 		{interaction.BadIntent, 400},
 		{interaction.Unauthorized, 401},
 		{interaction.NotFound, 404},
@@ -605,22 +609,35 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("1 MiB body: %d %s", rec.Code, rec.Body)
 	}
 	rec := do(h, "POST", "/v1/asks", body+" ")
-	wantError(t, rec, 413, interaction.InvalidQuestion, "request body larger than 1 MiB")
+	wantError(t, rec, 413, interaction.InvalidRequest, "request body larger than 1 MiB")
 }
 
 func TestBadBodies(t *testing.T) {
 	h := New(newFake(), Options{})
-	cases := []struct{ name, body, msg string }{
+	// What is not a question at all is INVALID_REQUEST.
+	for _, tc := range []struct{ name, body, msg string }{
 		{"malformed", `{"questions":[`, "malformed JSON"},
 		{"trailing garbage", askBody + `}`, "malformed JSON"},
 		{"empty", ` `, "empty"},
 		{"not an object", `[1,2]`, "JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, do(h, "POST", "/v1/asks", tc.body), 400, interaction.InvalidRequest, tc.msg)
+		})
+	}
+	cases := []struct{ name, body, msg string }{
 		{"questions type", `{"questions":"what?"}`, "questions"},
 		{"question id type", `{"questions":[{"id":5,"question":"?"}]}`, "questions[0].id: must be a string, not number"},
 		{"options type", `{"questions":[{"id":"q","question":"?"},{"id":"r","question":"?","options":{}}]}`, "questions[1].options: must be an array"},
 		{"label type", `{"questions":[{"id":"q","question":"?","options":[{"label":"a"},{"label":true}]}]}`, "questions[0].options[1].label: must be a string"},
 		{"option type", `{"questions":[{"id":"q","question":"?","options":[{"label":"a"},"b"]}]}`, "questions[0].options[1]: must be an object"},
-		{"multiSelect type", `{"QUESTIONS":[{"id":"q","question":"?","multiSelect":"yes"}]}`, "questions[0].multiSelect: must be a boolean"},
+		{"multiSelect type", `{"questions":[{"id":"q","question":"?","multiSelect":"yes"}]}`, "questions[0].multiSelect: must be a boolean"},
+		{"multi_select type", `{"questions":[{"id":"q","question":"?","multi_select":"yes"}]}`, "questions[0].multiSelect: must be a boolean"},
+		// Names match exactly, though encoding/json would take these.
+		{"upper-case field", `{"QUESTIONS":[{"id":"q","question":"?"}]}`, `QUESTIONS: unknown field (did you mean "questions"?)`},
+		{"upper-case timeout", `{"questions":[{"id":"q","question":"?"}],"TIMEOUT":"5m"}`, `TIMEOUT: unknown field (did you mean "timeout"?)`},
+		{"lower-case multiselect", `{"questions":[{"id":"q","question":"?","multiselect":true}]}`, `questions[0].multiselect: unknown field (did you mean "multiSelect"?)`},
+		{"camel alias", `{"questions":[{"id":"q","question":"?","Multi_Select":true}]}`, `questions[0].Multi_Select: unknown field`},
 		{"agent id type", `{"questions":[{"id":"q","question":"?"}],"agent":{"id":7}}`, "agent.id: must be a string"},
 		{"selected type", `{"questions":[{"id":"q","question":"?"}],"mention":[1]}`, "mention[0]: must be a string"},
 		{"agent type", `{"questions":[{"id":"q","question":"?"}],"agent":"me"}`, "agent"},
@@ -771,7 +788,7 @@ func TestRequestLog(t *testing.T) {
 		Method   string  `json:"method"`
 		Path     string  `json:"path"`
 		Status   int     `json:"status"`
-		Duration float64 `json:"duration"`
+		Duration float64 `json:"durationMs"`
 		Message  string  `json:"message"`
 	}
 	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {

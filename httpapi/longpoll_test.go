@@ -622,7 +622,7 @@ type logLine struct {
 	Method   string  `json:"method"`
 	Path     string  `json:"path"`
 	Status   int     `json:"status"`
-	Duration float64 `json:"duration"`
+	Duration float64 `json:"durationMs"`
 	Message  string  `json:"message"`
 }
 

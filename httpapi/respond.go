@@ -13,6 +13,7 @@ import (
 var statusByCode = map[interaction.Code]int{
 	interaction.EmptyQuestions:      http.StatusBadRequest,
 	interaction.InvalidQuestion:     http.StatusBadRequest,
+	interaction.InvalidRequest:      http.StatusBadRequest,
 	interaction.BadIntent:           http.StatusBadRequest,
 	interaction.Unauthorized:        http.StatusUnauthorized,
 	interaction.Forbidden:           http.StatusForbidden,
@@ -27,7 +28,7 @@ var statusByCode = map[interaction.Code]int{
 }
 
 // StatusOf returns the HTTP status for err's code (interaction.ErrorCode):
-// 400 EMPTY_QUESTIONS, INVALID_QUESTION, BAD_INTENT; 401 UNAUTHORIZED;
+// 400 EMPTY_QUESTIONS, INVALID_QUESTION, INVALID_REQUEST, BAD_INTENT; 401 UNAUTHORIZED;
 // 403 FORBIDDEN; 404 NOT_FOUND; 405 METHOD_NOT_ALLOWED; 409 ASK_ABORTED, ASK_CANCELLED,
 // ASK_TIMEOUT, IDEMPOTENCY_MISMATCH; 502
 // SLACK_ERROR; 503 NO_PROVIDER; 500 for everything else, including errors

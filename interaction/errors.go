@@ -18,9 +18,13 @@ const (
 	AskCancelled      Code = "ASK_CANCELLED"
 	AskTimeout        Code = "ASK_TIMEOUT"
 	InvalidQuestion   Code = "INVALID_QUESTION"
-	BadIntent         Code = "BAD_INTENT"
-	NotFound          Code = "NOT_FOUND"
-	Unauthorized      Code = "UNAUTHORIZED"
+	// InvalidRequest: what is wrong is not a question but the request
+	// around it (a query parameter, the body's size or syntax, a call
+	// argument such as waitSeconds).
+	InvalidRequest Code = "INVALID_REQUEST"
+	BadIntent      Code = "BAD_INTENT"
+	NotFound       Code = "NOT_FOUND"
+	Unauthorized   Code = "UNAUTHORIZED"
 	// Forbidden: the caller's API key may not do this (a workspace,
 	// channel, DM or responder outside its scope).
 	Forbidden  Code = "FORBIDDEN"

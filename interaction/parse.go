@@ -106,10 +106,13 @@ func digits(s string, most int) bool {
 // CheckFields reports the first object key of the JSON document data that
 // the Go value v (a pointer to a struct, as passed to json.Unmarshal) has
 // no field for, as an INVALID_QUESTION *Error naming its path
-// ("questions[0].optionz") and the nearest known name as a hint. Keys are
-// matched as encoding/json matches them (case-insensitively); fields of
-// type json.RawMessage, any or a map accept anything. It returns nil for
-// data that does not parse: json.Unmarshal reports that better.
+// ("questions[0].optionz") and the nearest known name as a hint. Keys must
+// be exactly the field's JSON name ("TIMEOUT" is refused, with "timeout" as
+// the hint), though encoding/json would match them case-insensitively: run
+// it before decoding, so that what a body says is what is read. An alias of
+// QuestionAliases is a known name wherever its field is. Fields of type
+// json.RawMessage, any or a map accept anything. It returns nil for data
+// that does not parse: json.Unmarshal reports that better.
 func CheckFields(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -127,6 +130,54 @@ func CheckFields(data []byte, v any) error {
 	return checkFields(doc, t, "")
 }
 
+// QuestionAliases is the one alias policy of every door (HTTP, MCP, the
+// CLI's --json): the other name a question field may be given, alias →
+// field. multi_select is what deepseek-harness's model writes. Nothing else
+// has an alias, and no name is matched but exactly.
+var QuestionAliases = map[string]string{"multi_select": "multiSelect"}
+
+// ResolveAliases returns the JSON document data with every alias of
+// QuestionAliases in the objects of its "questions" array renamed to the
+// field's name; when both are given the field's own name wins. Data
+// without aliases (or that does not parse) is returned as it is.
+func ResolveAliases(data []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return data
+	}
+	var qs []map[string]json.RawMessage
+	if json.Unmarshal(top["questions"], &qs) != nil {
+		return data
+	}
+	changed := false
+	for _, q := range qs {
+		for alias, field := range QuestionAliases {
+			v, ok := q[alias]
+			if !ok {
+				continue
+			}
+			delete(q, alias)
+			if _, both := q[field]; !both {
+				q[field] = v
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return data
+	}
+	b, err := json.Marshal(qs)
+	if err != nil {
+		return data
+	}
+	top["questions"] = b
+	out, err := json.Marshal(top)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 func checkFields(doc any, t reflect.Type, path string) error {
@@ -142,6 +193,11 @@ func checkFields(doc any, t reflect.Type, path string) error {
 			return nil
 		}
 		fields := jsonFields(t)
+		for alias, field := range QuestionAliases {
+			if ft, ok := fields[field]; ok {
+				fields[alias] = ft
+			}
+		}
 		keys := make([]string, 0, len(d))
 		for k := range d {
 			keys = append(keys, k)
@@ -216,15 +272,8 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 }
 
 func lookupField(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
-	if t, ok := fields[k]; ok {
-		return t, true
-	}
-	for name, t := range fields {
-		if strings.EqualFold(name, k) {
-			return t, true
-		}
-	}
-	return nil, false
+	t, ok := fields[k]
+	return t, ok
 }
 
 func unknownField(path, key string, fields map[string]reflect.Type) error {

@@ -1,6 +1,7 @@
 package interaction
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -66,6 +67,8 @@ func TestCheckFields(t *testing.T) {
 		`{"questions":[],"agnet":{"id":"x"}}`:                                                `agnet: unknown field (did you mean "agent"?)`,
 		`{"questions":[{"id":"a","question":"x","options":[{"label":"A","colour":"red"}]}]}`: `questions[0].options[0].colour: unknown field`,
 		`{"questions":[],"agent":{"id":"x","zzzzzzzzzz":1}}`:                                 `agent.zzzzzzzzzz: unknown field (known: id, name)`,
+		`{"questions":[],"Channel":"C1"}`:                                                    `Channel: unknown field (did you mean "channel"?)`,
+		`{"questions":[{"id":"a","question":"x","MultiSelect":true}]}`:                       `questions[0].MultiSelect: unknown field (did you mean "multiSelect"?)`,
 	} {
 		err := CheckFields([]byte(body), &in)
 		var ie *Error
@@ -74,12 +77,33 @@ func TestCheckFields(t *testing.T) {
 		}
 	}
 	for _, body := range []string{
-		`{"questions":[{"id":"a","question":"x","options":[{"label":"A"}],"multiSelect":true}],"timeout":"5m","Channel":"C1"}`,
+		`{"questions":[{"id":"a","question":"x","options":[{"label":"A"}],"multiSelect":true}],"timeout":"5m","channel":"C1"}`,
+		`{"questions":[{"id":"a","question":"x","multi_select":true}]}`, // the one alias
 		`not json`, `[1,2]`, `{"questions":null}`,
 	} {
 		if err := CheckFields([]byte(body), &in); err != nil {
 			t.Errorf("CheckFields(%s) = %v, want nil", body, err)
 		}
+	}
+}
+
+// ResolveAliases renames multi_select to multiSelect in questions, and
+// multiSelect wins when both are given.
+func TestResolveAliases(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"questions":[{"id":"a","question":"x","multi_select":true}]}`:                     true,
+		`{"questions":[{"id":"a","question":"x","multi_select":false}]}`:                    false,
+		`{"questions":[{"id":"a","question":"x","multiSelect":false,"multi_select":true}]}`: false,
+		`{"questions":[{"id":"a","question":"x","multiSelect":true}]}`:                      true,
+	} {
+		var in AskInput
+		if err := json.Unmarshal(ResolveAliases([]byte(body)), &in); err != nil || in.Questions[0].MultiSelect != want {
+			t.Errorf("%s: %v, multiSelect %v, want %v", body, err, in.Questions[0].MultiSelect, want)
+		}
+	}
+	same := `{"questions":[{"id":"a","question":"x"}], "timeout": "5m"}`
+	if got := string(ResolveAliases([]byte(same))); got != same {
+		t.Errorf("without aliases the body changed: %s", got)
 	}
 }
 

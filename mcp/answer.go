@@ -35,7 +35,7 @@ func (t *askTool) handleGetAnswer(ctx context.Context, req *mcpsdk.CallToolReque
 	id := in.ID
 	if id == "" {
 		if id = t.lastKept(sessionOf(req)); id == "" {
-			return errorResult(interaction.Errorf(interaction.InvalidQuestion,
+			return errorResult(interaction.Errorf(interaction.InvalidRequest,
 				`give the "id" of the ask, as ask_user_question's result named it`)), nil
 		}
 	}

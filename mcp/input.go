@@ -12,9 +12,10 @@ import (
 )
 
 // toolInput is the tool's arguments as they arrive. It mirrors
-// interaction.AskInput's fields that an agent may set, and accepts
-// multi_select beside multiSelect (deepseek-harness's model writes the
-// former). Unknown properties are refused, naming the nearest known one.
+// interaction.AskInput's fields that an agent may set. Names match
+// exactly, with the aliases of interaction.QuestionAliases (multi_select),
+// the one alias policy of every door; unknown properties are refused,
+// naming the nearest known one.
 type toolInput struct {
 	Questions   []questionInput    `json:"questions"`
 	Agent       *interaction.Agent `json:"agent"`
@@ -63,11 +64,15 @@ func parseDurationArg(raw json.RawMessage, field string) (d time.Duration, ok bo
 	return d, true, nil
 }
 
-// parseWait reads waitSeconds, at most maxWaitSeconds.
+// parseWait reads waitSeconds, at most maxWaitSeconds. Its errors are
+// INVALID_REQUEST: how long the call waits is not part of the question.
 func parseWait(raw json.RawMessage) (time.Duration, bool, error) {
 	d, ok, err := parseDurationArg(raw, "waitSeconds")
-	if err == nil && d > maxWaitSeconds {
-		return 0, false, interaction.Errorf(interaction.InvalidQuestion, "waitSeconds: at most %d", int(maxWaitSeconds.Seconds()))
+	if err != nil {
+		return 0, false, interaction.Errorf(interaction.InvalidRequest, "%s", interaction.ErrorMessage(err))
+	}
+	if d > maxWaitSeconds {
+		return 0, false, interaction.Errorf(interaction.InvalidRequest, "waitSeconds: at most %d", int(maxWaitSeconds.Seconds()))
 	}
 	return d, ok, err
 }
@@ -79,23 +84,21 @@ func checkObject(raw json.RawMessage, v any, want string) error {
 		return nil
 	}
 	if raw[0] != '{' {
-		return interaction.Errorf(interaction.InvalidQuestion, "the arguments must be a JSON object%s", want)
+		return interaction.Errorf(interaction.InvalidRequest, "the arguments must be a JSON object%s", want)
 	}
 	if err := interaction.CheckFields(raw, v); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := json.Unmarshal(interaction.ResolveAliases(raw), v); err != nil {
 		return interaction.Errorf(interaction.InvalidQuestion, "%s", describeJSONError(err))
 	}
 	return nil
 }
 
-// questionInput is a question as the seam has it, with multiSelect read
-// so that it wins over its alias multi_select when both are given.
+// questionInput is a question as the seam has it; its alias multi_select
+// was renamed to multiSelect (interaction.ResolveAliases) before decoding.
 type questionInput struct {
 	interaction.Question
-	MultiSelect      *bool `json:"multiSelect"`
-	MultiSelectSnake *bool `json:"multi_select"`
 }
 
 // returnAtOnce is the wait of a call with waitSeconds 0: AwaitOptions.WaitFor
@@ -143,12 +146,6 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		out.Responders = append(out.Responders, strings.TrimSpace(id))
 	}
 	for _, q := range in.Questions {
-		switch {
-		case q.MultiSelect != nil:
-			q.Question.MultiSelect = *q.MultiSelect
-		case q.MultiSelectSnake != nil:
-			q.Question.MultiSelect = *q.MultiSelectSnake
-		}
 		out.Questions = append(out.Questions, q.Question)
 	}
 	return out, waitFor, nil

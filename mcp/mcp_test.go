@@ -669,7 +669,10 @@ func TestInvalidInput(t *testing.T) {
 		{"options is a string", q(map[string]any{"options": "x, y"}), interaction.InvalidQuestion, "questions.options must be an array, not a string"},
 		{"option is a string", q(map[string]any{"options": []any{"x"}}), interaction.InvalidQuestion, "questions.options must be an object, not a string"},
 		{"multiSelect is a string", q(map[string]any{"multiSelect": "yes"}), interaction.InvalidQuestion, "questions.multiSelect must be a boolean, not a string"},
-		{"multi_select is a number", q(map[string]any{"multi_select": 1}), interaction.InvalidQuestion, "questions.multi_select must be a boolean, not a number"},
+		// multi_select is read as multiSelect (interaction.QuestionAliases).
+		{"multi_select is a number", q(map[string]any{"multi_select": 1}), interaction.InvalidQuestion, "questions.multiSelect must be a boolean, not a number"},
+		{"case differs", q(map[string]any{"multiselect": true}), interaction.InvalidQuestion, `questions[0].multiselect: unknown field (did you mean "multiSelect"?)`},
+		{"upper-case timeout", map[string]any{"questions": q(nil)["questions"], "TIMEOUT": "5m"}, interaction.InvalidQuestion, `TIMEOUT: unknown field (did you mean "timeout"?)`},
 		{"channel is an object", map[string]any{"questions": []any{}, "channel": map[string]any{}}, interaction.InvalidQuestion, "channel must be a string, not an object"},
 		{"bad timeout", map[string]any{"questions": q(nil)["questions"], "timeout": "soon"}, interaction.InvalidQuestion, "timeout"},
 		{"negative timeout", map[string]any{"questions": q(nil)["questions"], "timeout": "-1m"}, interaction.InvalidQuestion, "timeout"},
@@ -942,9 +945,13 @@ func TestDecodeInput(t *testing.T) {
 			t.Errorf("%s: multiSelect %v", tc.raw, in.Questions[0].MultiSelect)
 		}
 	}
+	for _, raw := range []string{`[1]`, `"q"`} {
+		if _, _, err := decodeInput(json.RawMessage(raw), ""); interaction.ErrorCode(err) != interaction.InvalidRequest ||
+			!strings.Contains(err.Error(), "must be a JSON object") {
+			t.Errorf("%s: %v, want INVALID_REQUEST about a JSON object", raw, err)
+		}
+	}
 	for _, tc := range []struct{ raw, want string }{
-		{`[1]`, "must be a JSON object"},
-		{`"q"`, "must be a JSON object"},
 		{`{"questions":[}`, "not valid JSON"},
 		{`{"timeout":12.5}`, ""}, // a number of seconds is accepted
 		{`{"timeout":true}`, "timeout"},
@@ -1124,7 +1131,7 @@ func TestWaitSeconds(t *testing.T) {
 			svc.endAs(t, id2, interaction.StatusCancelled, nil)
 			wantToolError(t, c.getAnswer(t, map[string]any{"id": id2}), interaction.AskCancelled, "")
 			wantToolError(t, c.getAnswer(t, map[string]any{"id": "nope"}), interaction.NotFound, "")
-			wantToolError(t, c.getAnswer(t, map[string]any{"id": id, "waitSeconds": -1}), interaction.InvalidQuestion, "waitSeconds")
+			wantToolError(t, c.getAnswer(t, map[string]any{"id": id, "waitSeconds": -1}), interaction.InvalidRequest, "waitSeconds")
 		})
 	}
 }

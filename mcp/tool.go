@@ -118,7 +118,7 @@ const inputSchemaBase = `{
             }
           },
           "intent": {"type": "object", "description": "Optional known purpose. {\"kind\": \"plan-review\", \"approve\": \"<label>\"}: detail holds a plan shown for approval and approve names the option that approves it.", "properties": {"kind": {"type": "string", "enum": ["plan-review"]}, "approve": {"type": "string"}}, "required": ["kind"]},
-          "multi_select": {"type": "boolean", "description": "Same as multiSelect."},
+          "multi_select": {"type": "boolean", "description": "Same as multiSelect (the one alias; the HTTP API takes it too)."},
           "required": {"type": "boolean", "description": "No Skip button: the person must answer this question to submit. Use it for approvals. Default false."},
           "allowOther": {"type": "boolean", "description": "false removes the \"Other…\" free-text field, so the answer is one of the options (needs options). Default true."}
         },

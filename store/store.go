@@ -175,7 +175,7 @@ type Filter struct {
 // Errors returned by every Store, wrapped with the operation name.
 var (
 	// ErrNotFound: no record with that id.
-	ErrNotFound = &interaction.Error{Code: interaction.NotFound, Message: "store: no such ask"}
+	ErrNotFound = &interaction.Error{Code: interaction.NotFound, Message: "no such ask"}
 	// ErrExists: Create with an id that is already taken.
 	ErrExists = errors.New("store: ask id already exists")
 )

@@ -41,10 +41,9 @@ type askFlags struct {
 // cannot reach when --timeout does not say.
 const connectDeadline = 30 * time.Second
 
-func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
+func parseAskFlags(args []string, stdout io.Writer) (askFlags, error) {
 	var f askFlags
 	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.question, "question", "", "the question to ask")
 	fs.Var(&f.options, "option", "an option label (repeat for more); none means free text")
 	fs.BoolVar(&f.multi, "multi", false, "allow several options")
@@ -101,20 +100,17 @@ func parseAskFlags(args []string, stderr io.Writer) (askFlags, error) {
 			"       slackask ask --json FILE\n\n"+
 			"Asks through the slackask service at SLACKASK_URL (default %s) and prints the answer.\n"+
 			"Exit codes: 0 answered, 1 error (e.g. the service cannot be reached), 2 invalid request,\n"+
-			"3 cancelled, 4 timed out, 5 withdrawn (Ctrl-C).\n\n"+
+			"3 cancelled, 4 timed out, 5 aborted (withdrawn: Ctrl-C, or DELETE /v1/asks/{id}).\n\n"+
 			"With --option, the question is required and has no Other… unless --optional or --other say\n"+
 			"otherwise: a Skip or typed text cannot pass an approval. --json requests keep what the JSON\n"+
 			"says; flags given explicitly apply to each of its questions.\n\n"+
 			"A deploy approved by 2 of 3 people, where any No vetoes:\n"+
 			"  slackask ask --question 'Deploy v2.3?' --option Yes --option No --veto No \\\n"+
 			"    --responders U0AAA,U0BBB,U0CCC --responses 2 --print label\n\nflags:\n", config.DefaultURL)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return f, err
-	}
-	if fs.NArg() > 0 {
-		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if (f.jsonFile == "") == (f.question == "") {
 		return f, errors.New("give either --question or --json")
@@ -147,7 +143,16 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 			defer file.Close()
 			r = file
 		}
-		if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&in); err != nil {
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		if err != nil {
+			return in, fmt.Errorf("--json: %w", err)
+		}
+		// The same names as the HTTP API takes, exactly: a misspelt or
+		// mis-cased field would otherwise be dropped on the way to it.
+		if err := interaction.CheckFields(b, &in); err != nil {
+			return in, fmt.Errorf("--json: %s", interaction.ErrorMessage(err))
+		}
+		if err := json.Unmarshal(interaction.ResolveAliases(b), &in); err != nil {
 			return in, fmt.Errorf("--json: %w", err)
 		}
 	} else {
@@ -256,13 +261,9 @@ func printLabels(w io.Writer, ans interaction.Answer) {
 // codes: 0 answered, 2 invalid request, 3 cancelled, 4 timed out, 5
 // aborted (Ctrl-C withdraws the ask), 1 anything else.
 func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseAskFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
+	f, err := parseAskFlags(args, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
-		return 2
+		return flagFailed(stderr, "ask", err)
 	}
 	in, err := f.input(stdin)
 	if err != nil {
@@ -310,7 +311,10 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	})
 	code := client.ExitCode(ask, err)
 	switch {
-	case err != nil && ask.ID == "" && interaction.ErrorCode(err) == interaction.Internal:
+	case client.IsForeign(err):
+		// Said once, without the body: it is not ours to print.
+		fmt.Fprintf(stderr, "slackask ask: %s; is SLACKASK_URL right?\n", interaction.ErrorMessage(err))
+	case err != nil && ask.ID == "" && client.IsUnreachable(err):
 		fmt.Fprintf(stderr, "slackask ask: cannot reach slackask at %s; gave up after %s: %v\n", cfg.URL, createFor, err)
 	case err != nil:
 		fmt.Fprintf(stderr, "slackask ask: %v\n", err)

@@ -59,6 +59,24 @@ func TestAskUnreachable(t *testing.T) {
 	}
 }
 
+// TestAskForeignServer: pointed at something that is not a slackask API
+// (here the dev page's 404), `slackask ask` says so in one line, without
+// the page, and stops at once.
+func TestAskForeignServer(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	t.Setenv("SLACKASK_URL", ts.URL)
+	t.Setenv("SLACKASK_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"ask", "--question", "x"}, strings.NewReader(""), &stdout, &stderr)
+	want := "slackask ask: this is not a slackask API (HTTP 404 from " + ts.URL + "/v1/asks); is SLACKASK_URL right?\n"
+	if code != 1 || stderr.String() != want || stdout.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q, want 1 and %q", code, stderr.String(), want)
+	}
+}
+
 // TestAskUnresponsiveServer: a server that takes the connection but never
 // answers is given up on at --timeout too, not when one request's own
 // bound (client.CreateTimeout) ends.
@@ -199,6 +217,61 @@ func TestHelpExitsZero(t *testing.T) {
 		"(default " + config.DefaultDatabase + ")", "SLACKASK_RETENTION", "(default " + config.DefaultRetention.String() + ")"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("serve --help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestFlagErrorsAreOneLine: a bad flag is one line naming it and where
+// help is, not the usage between two copies of the error; --help goes to
+// stdout in the same style for ask and manifest.
+func TestFlagErrorsAreOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "--responses", "abc", "--question", "x"}, "slackask ask: invalid value \"abc\" for flag -responses: responses \"abc\": want a number of people (1 or more) or \"all\"\nsee slackask ask --help\n"},
+		{[]string{"ask", "--bogus"}, "slackask ask: flag provided but not defined: -bogus\nsee slackask ask --help\n"},
+		{[]string{"ask", "--print", "yaml", "--question", "x"}, "slackask ask: --print \"yaml\": use json or label\nsee slackask ask --help\n"},
+		{[]string{"manifest", "--bogus"}, "slackask manifest: flag provided but not defined: -bogus\nsee slackask manifest --help\n"},
+		{[]string{"version", "--bogus"}, "slackask version: takes no arguments\nsee slackask version --help\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr); code != 2 || stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	var stdout bytes.Buffer
+	if code := run(context.Background(), []string{"manifest", "--help"}, strings.NewReader(""), &stdout, io.Discard); code != 0 ||
+		stdout.String() != "usage: slackask manifest [--name NAME]\n\nPrints the Slack app manifest (JSON) to create the app from: Socket Mode,\n"+
+			"interactivity and the bot scopes slackask needs.\n\nflags:\n  --name NAME  the NAME the app shows in Slack (default slackask)\n" {
+		t.Errorf("manifest --help: exit %d\n%s", code, stdout.String())
+	}
+	stdout.Reset()
+	run(context.Background(), []string{"ask", "--help"}, strings.NewReader(""), &stdout, io.Discard)
+	for _, want := range []string{"  --responses value  ", "5 aborted (withdrawn: Ctrl-C", "  --print string  "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("ask --help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestServeHelpAligned: every variable's description starts in the same
+// column, the longest names included.
+func TestServeHelpAligned(t *testing.T) {
+	var stdout bytes.Buffer
+	run(context.Background(), []string{"serve", "--help"}, strings.NewReader(""), &stdout, io.Discard)
+	col := -1
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if !strings.HasPrefix(line, "  SLACK") {
+			continue
+		}
+		name := strings.Fields(line)[0]
+		at := strings.Index(line[2+len(name):], strings.Fields(line)[1]) + 2 + len(name)
+		if col == -1 {
+			col = at
+		}
+		if at != col || at < 2+len("SLACKASK_CALLBACK_ALLOW_PRIVATE")+2 {
+			t.Errorf("description at column %d, want %d: %q", at, col, line)
 		}
 	}
 }
@@ -358,6 +431,28 @@ func TestAskJSONKeepsItsQuestions(t *testing.T) {
 	}
 	if _, err := f.input(strings.NewReader(body)); err == nil || !strings.Contains(err.Error(), "Maybe") {
 		t.Errorf("--veto Maybe on a JSON request: %v", err)
+	}
+}
+
+// TestAskJSONExactNames: a --json request's names match as the API's do,
+// exactly, with the one alias (multi_select).
+func TestAskJSONExactNames(t *testing.T) {
+	f, err := parseAskFlags([]string{"--json", "-"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		`{"questions":[{"id":"a","question":"?"}],"TIMEOUT":"5m"}`:                        `TIMEOUT: unknown field (did you mean "timeout"?)`,
+		`{"questions":[{"id":"a","question":"?","multiselect":true}]}`:                    `questions[0].multiselect: unknown field (did you mean "multiSelect"?)`,
+		`{"questions":[{"id":"a","question":"?","options":[{"label":"x","Veto":true}]}]}`: `questions[0].options[0].Veto: unknown field (did you mean "veto"?)`,
+	} {
+		if _, err := f.input(strings.NewReader(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+	in, err := f.input(strings.NewReader(`{"questions":[{"id":"a","question":"?","options":[{"label":"x"}],"multi_select":true}]}`))
+	if err != nil || !in.Questions[0].MultiSelect {
+		t.Errorf("multi_select: %v %+v", err, in.Questions)
 	}
 }
 

@@ -153,6 +153,7 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	cfg.SlackAPIURL = fake.APIURL()
 
 	apiURL, pageURL := browsable(apiLn.Addr()), browsable(devLn.Addr())
+	cfg.URL = apiURL // what the start-up log and the banner name, as in use
 	curl := devCurl(apiURL, cfg.APIToken != "")
 	ui := devui.New(fake, devui.Options{
 		Channel: cfg.Channel, User: devYou, GroupNames: map[string]string{devGroup: devGroupHandle},

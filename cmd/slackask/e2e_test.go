@@ -388,11 +388,44 @@ func TestRateLimitedPost(t *testing.T) {
 
 func TestSlackRefusesPost(t *testing.T) {
 	h := start(t)
-	h.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Error: "channel_not_found"})
+	h.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Error: "msg_too_long"})
 	var body map[string]map[string]string
 	code := h.do("POST", "/v1/asks", ask1(question("a", "Go?", "yes")), &body)
-	if code != 502 || body["error"]["code"] != "SLACK_ERROR" || !strings.Contains(body["error"]["message"], "channel_not_found") {
+	if code != 502 || body["error"]["code"] != "SLACK_ERROR" || !strings.Contains(body["error"]["message"], "msg_too_long") {
 		t.Fatalf("status %d body %v", code, body)
+	}
+}
+
+// A channel, user or user group Slack does not know is the caller's
+// mistake: 400 with Slack's error in the message, not 502, and no ask kept.
+func TestUnknownConversationIs400(t *testing.T) {
+	h := start(t)
+	unknownChannel := ask1(question("a", "Go?", "yes"))
+	unknownChannel.Channel = "C0NOWHERE"
+	unknownUser := ask1(question("a", "Go?", "yes"))
+	unknownUser.Channel, unknownUser.User = "", "U0NOBODY"
+	unknownGroup := ask1(question("a", "Go?", "yes"))
+	unknownGroup.Responders, unknownGroup.Responses = []string{"S0NOGROUP"}, interaction.ResponseCount{All: true}
+	for in, want := range map[*interaction.AskInput]string{
+		&unknownChannel: `channel "C0NOWHERE": Slack says channel_not_found`,
+		&unknownUser:    `user "U0NOBODY": Slack says user_not_found`,
+		&unknownGroup:   `user group "S0NOGROUP": Slack says no_such_subteam`,
+	} {
+		var body map[string]map[string]string
+		code := h.do("POST", "/v1/asks", *in, &body)
+		if code != 400 || body["error"]["code"] != "INVALID_QUESTION" || !strings.Contains(body["error"]["message"], want) {
+			t.Errorf("status %d body %v, want 400 INVALID_QUESTION %q", code, body, want)
+		}
+	}
+	var list map[string][]interaction.Ask
+	if h.do("GET", "/v1/asks", nil, &list); len(list["asks"]) != 0 {
+		t.Fatalf("%d asks kept", len(list["asks"]))
+	}
+	// A 404 says what is missing in the caller's terms, without the
+	// store's internal prefix.
+	var body map[string]map[string]string
+	if code := h.do("GET", "/v1/asks/nope", nil, &body); code != 404 || body["error"]["code"] != "NOT_FOUND" || body["error"]["message"] != "no such ask" {
+		t.Errorf("GET of an unknown ask: %d %v", code, body)
 	}
 }
 

@@ -12,6 +12,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +64,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch args[0] {
 	case "version", "--version", "-version":
+		if len(args) > 1 {
+			return flagFailed(stderr, "version", errors.New("takes no arguments"))
+		}
 		fmt.Fprintf(stdout, "slackask %s\n", buildVersion())
 		return 0
 	case "serve":
@@ -161,15 +166,73 @@ Environment (besides serve's):
 	}
 }
 
-// envHelp formats variables as "  NAME  (default D)  what".
+// envHelp formats variables as "  NAME  what (default D)", the
+// descriptions aligned after the longest name.
 func envHelp(vars [][3]string) string {
+	width := 0
+	for _, v := range vars {
+		width = max(width, len(v[0]))
+	}
 	var out string
 	for _, v := range vars {
 		def := ""
 		if v[1] != "" {
 			def = " (default " + v[1] + ")"
 		}
-		out += fmt.Sprintf("  %-22s %s%s\n", v[0], v[2], def)
+		out += fmt.Sprintf("  %-*s  %s%s\n", width, v[0], v[2], def)
 	}
 	return out
+}
+
+// parseFlags parses a command's flags the same way for every command: on
+// --help it prints fs.Usage to stdout and returns flag.ErrHelp; a bad flag
+// or a stray argument is returned for flagFailed to report, without the
+// usage that flag would print (it would bury the error).
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return err
+	case err != nil:
+		return err
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// flagFailed reports err of command's flags as one line and where help is,
+// and returns the exit code: 0 after --help, else 2.
+func flagFailed(stderr io.Writer, command string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "slackask %s: %v\nsee slackask %s --help\n", command, err, command)
+	return 2
+}
+
+// printFlags writes fs's flags as "  --name VALUE  usage (default D)",
+// aligned, GNU style like the rest of the help.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	type row struct{ left, usage string }
+	var rows []row
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if name != "" {
+			left += " " + name
+		}
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" && d != "[]" {
+			usage += " (default " + d + ")"
+		}
+		rows = append(rows, row{left, usage})
+		width = max(width, len(left))
+	})
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, r.left, r.usage)
+	}
 }

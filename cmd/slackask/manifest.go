@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,12 +10,15 @@ import (
 
 func cmdManifest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("name", "slackask", "the app's display name")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return 2
+	name := fs.String("name", "slackask", "the `NAME` the app shows in Slack")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: slackask manifest [--name NAME]\n\n"+
+			"Prints the Slack app manifest (JSON) to create the app from: Socket Mode,\n"+
+			"interactivity and the bot scopes slackask needs.\n\nflags:\n")
+		printFlags(fs.Output(), fs)
+	}
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return flagFailed(stderr, "manifest", err)
 	}
 	b, err := bot.Manifest(*name)
 	if err != nil {

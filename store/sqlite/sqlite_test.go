@@ -260,7 +260,7 @@ func TestCorruptRow(t *testing.T) {
 func TestErrorsNameTheOperation(t *testing.T) {
 	s := openAt(t, tempPath(t))
 	_, err := s.Update(t.Context(), "x1", func(*store.Record) error { return nil })
-	if err == nil || err.Error() != `sqlite update "x1": NOT_FOUND: store: no such ask` {
+	if err == nil || err.Error() != `sqlite update "x1": NOT_FOUND: no such ask` {
 		t.Errorf("Update(unknown) = %v", err)
 	}
 	_ = s.Close()
