@@ -92,14 +92,14 @@ func feedParams(r *http.Request) (after int64, limit int, err error) {
 	if v := q.Get("after"); v != "" {
 		after, err = strconv.ParseInt(v, 10, 64)
 		if err != nil || after < 0 {
-			return 0, 0, interaction.Errorf(interaction.InvalidQuestion, "after %q: want the seq of an event (a whole number, 0 or more)", v)
+			return 0, 0, interaction.Errorf(interaction.InvalidRequest, "after %q: want the seq of an event (a whole number, 0 or more)", v)
 		}
 	}
 	limit = store.FeedDefault
 	if v := q.Get("limit"); v != "" {
 		limit, err = strconv.Atoi(v)
 		if err != nil || limit < 1 || limit > store.FeedMax {
-			return 0, 0, interaction.Errorf(interaction.InvalidQuestion, "limit %q: want a whole number from 1 to %d", v, store.FeedMax)
+			return 0, 0, interaction.Errorf(interaction.InvalidRequest, "limit %q: want a whole number from 1 to %d", v, store.FeedMax)
 		}
 	}
 	return after, limit, nil

@@ -145,8 +145,8 @@ func TestEventRoutes(t *testing.T) {
 	}
 	for _, q := range []string{"after=-1", "after=x", "after=1.5", "limit=0", "limit=1001", "limit=ten"} {
 		code, b := getEvents(t, api, "/v1/events?"+q)
-		if code != 400 || b.Err == nil || b.Err.Code != string(interaction.InvalidQuestion) {
-			t.Errorf("?%s: %d %+v, want 400 %s", q, code, b, interaction.InvalidQuestion)
+		if code != 400 || b.Err == nil || b.Err.Code != string(interaction.InvalidRequest) {
+			t.Errorf("?%s: %d %+v, want 400 %s", q, code, b, interaction.InvalidRequest)
 		}
 	}
 	for _, path := range []string{"/v1/events", "/v1/asks/ask-1/events"} {
