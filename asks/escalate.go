@@ -110,6 +110,7 @@ func (s *Service) escalate(ctx context.Context, rec Record) error {
 					r.Steps = append(r.Steps, StepSend{})
 				}
 				addPeople(r, r.Escalation[i].Responders)
+				r.Emit(store.EventEscalated, nil, escalatedData{Step: i, Added: r.Escalation[i].Responders})
 				fired = append(fired, i)
 			}
 			if len(fired) == 0 {
@@ -177,6 +178,7 @@ func (s *Service) sendStep(ctx context.Context, id string, i int) error {
 		}
 		r.Steps[i].Sent = true
 		r.Steps[i].Sending = time.Time{}
+		emitNotified(r, r.Escalation[i].Responders, "thread")
 		return nil
 	})
 	if errors.Is(err, errNoChange) || isNotFound(err) {
@@ -261,6 +263,7 @@ func (s *Service) HandOff(ctx context.Context, a Act, to interaction.User) (Reco
 			return fmt.Errorf("%w: to the person handing it off", ErrNoHandoff)
 		}
 		r.Handoffs = append(r.Handoffs, interaction.Handoff{From: a.By, To: to, At: s.now()})
+		r.Emit(store.EventHandedOff, by(a), handedOffData{From: a.By, To: to})
 		n = len(r.Handoffs)
 		addPeople(r, []string{to.ID})
 		r.Rev++
@@ -275,8 +278,19 @@ func (s *Service) HandOff(ctx context.Context, a Act, to interaction.User) (Reco
 	}
 	from, toU := a.By, to
 	nt := Notice{Key: fmt.Sprintf("handoff-%d", n), People: []string{to.ID}, DM: rec.Notify == interaction.NotifyDM, Step: -1, From: &from, To: &toU}
-	if err := s.notice(context.WithoutCancel(ctx), rec, nt); err != nil {
-		s.log.Warn().Err(err).Str("ask", rec.ID).Msg("hand-off notice failed")
-	}
+	// The person who handed off waits for the store, not for Slack (a
+	// modal's submission is acked within 3 s).
+	s.bg.Go(func() {
+		if err := s.notice(s.life, rec, nt); err != nil {
+			s.log.Warn().Err(err).Str("ask", rec.ID).Msg("hand-off notice failed")
+			return
+		}
+		if _, err := s.store.Update(s.life, rec.ID, func(r *Record) error {
+			emitNotified(r, []string{to.ID}, "thread")
+			return nil
+		}); err != nil {
+			s.log.Warn().Err(err).Str("ask", rec.ID).Msg("could not record the hand-off notice")
+		}
+	})
 	return rec, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
 )
 
 // noticeSurface is the test surface with Notice: it records every notice
@@ -48,6 +49,25 @@ func (f *noticeSurface) all() []Notice {
 	f.nmu.Lock()
 	defer f.nmu.Unlock()
 	return slices.Clone(f.notices)
+}
+
+// wantReachKinds checks that the events of ask id after its created and posted
+// ones are of kinds want, in order.
+func wantReachKinds(t *testing.T, st store.Store, id string, want ...string) {
+	t.Helper()
+	evs, err := st.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Kind != store.EventCreated && e.Kind != store.EventPosted {
+			got = append(got, e.Kind)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
 }
 
 func newNoticeRig(t *testing.T) (*rig, *noticeSurface) {
@@ -154,6 +174,7 @@ func TestEscalationAddsAndNotifies(t *testing.T) {
 		if n := len(ns.all()); n != 2 {
 			t.Fatalf("%d notices in all, want 2", n)
 		}
+		wantReachKinds(t, r.st, ask.ID, store.EventEscalated, store.EventNotified, store.EventEscalated, store.EventNotified, store.EventResponse, store.EventEnded)
 	})
 }
 
@@ -243,9 +264,11 @@ func TestHandOff(t *testing.T) {
 		if len(rec.Handoffs) != 1 || rec.Handoffs[0].From.ID != alice || rec.Handoffs[0].To.ID != bob || !slices.Equal(rec.Added, []string{bob}) {
 			t.Fatalf("handoffs %+v added %v", rec.Handoffs, rec.Added)
 		}
+		synctest.Wait()
 		if got := ns.all(); len(got) != 1 || got[0].To.ID != bob || !got[0].DM || got[0].Step != -1 {
 			t.Fatalf("notices %+v", got)
 		}
+		wantReachKinds(t, r.st, ask.ID, store.EventHandedOff, store.EventNotified)
 		for _, who := range []string{alice, bob} {
 			if _, err := r.svc.Check(context.Background(), click(ask, who)); err != nil {
 				t.Fatalf("%s after the hand-off: %v", who, err)

@@ -34,13 +34,46 @@ type endedData struct {
 	By     *interaction.User  `json:"by,omitempty"`
 }
 
+// escalatedData: the step that fired and the people it added.
+type escalatedData struct {
+	Step  int      `json:"step"`
+	Added []string `json:"added"`
+}
+
+// handedOffData: who handed the ask to whom.
+type handedOffData struct {
+	From interaction.User `json:"from"`
+	To   interaction.User `json:"to"`
+}
+
+// notifiedData: a person (or user group) told of the ask, and how:
+// "mention" in its message, "thread" in a reply under it, "dm".
+type notifiedData struct {
+	User string `json:"user"`
+	How  string `json:"how"`
+}
+
+// emitNotified records that each of ids was told of the ask, how.
+func emitNotified(r *Record, ids []string, how string) {
+	for _, id := range ids {
+		if interaction.IsResponderID(id) {
+			r.Emit(store.EventNotified, nil, notifiedData{User: id, How: how})
+		}
+	}
+}
+
 // setPosted stores channel and ts as where the ask's message is and, when
-// that is news, records the posted event.
+// that is news, records the posted event (and, for its first place, the
+// people its message mentions).
 func setPosted(r *Record, channel, ts string) {
 	news := ts != "" && (r.TS != ts || r.Channel != channel)
+	first := r.TS == ""
 	r.Channel, r.TS = channel, ts
 	if news {
 		r.Emit(store.EventPosted, nil, postedData{Channel: channel, TS: ts})
+		if first {
+			emitNotified(r, r.Mention, "mention")
+		}
 	}
 }
 

@@ -496,11 +496,22 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 	// find the duration field that fails.
 	var raw map[string]json.RawMessage
 	if json.Unmarshal(body, &raw) == nil {
-		for _, name := range []string{"timeout", "remindAfter"} {
+		for _, name := range []string{"timeout", "remindAfter", "remindEvery"} {
 			if v, ok := raw[name]; ok {
 				var d interaction.Duration
 				if derr := d.UnmarshalJSON(v); derr != nil {
 					return invalid("%s: %v", name, derr)
+				}
+			}
+		}
+		var steps []struct {
+			After json.RawMessage `json:"after"`
+		}
+		if json.Unmarshal(raw["escalation"], &steps) == nil {
+			for i, st := range steps {
+				var d interaction.Duration
+				if derr := d.UnmarshalJSON(st.After); st.After != nil && derr != nil {
+					return in, http.StatusBadRequest, fmt.Errorf("escalation[%d].after: %v", i, derr)
 				}
 			}
 		}

@@ -647,6 +647,9 @@ func TestBadBodies(t *testing.T) {
 		{"timeout bool", `{"questions":[{"id":"q","question":"?"}],"timeout":true}`, "timeout: duration must be"},
 		{"remindAfter", `{"questions":[{"id":"q","question":"?"}],"remindAfter":"x"}`, "remindAfter"},
 		{"timeout NaN", `{"questions":[{"id":"q","question":"?"}],"timeout":"NaN"}`, `timeout: duration "NaN"`},
+		{"remindEvery text", `{"questions":[{"id":"q","question":"?"}],"remindAfter":"1m","remindEvery":"often"}`, `remindEvery: duration "often"`},
+		{"escalation after text", `{"questions":[{"id":"q","question":"?"}],"escalation":[{"after":"30m","responders":["U1"]},{"after":"later","responders":["U2"]}]}`, `escalation[1].after: duration "later"`},
+		{"escalation unknown field", `{"questions":[{"id":"q","question":"?"}],"escalation":[{"after":"30m","responders":["U2"],"pager":1}]}`, `pager`},
 		{"timeout huge", `{"questions":[{"id":"q","question":"?"}],"timeout":1e308}`, `timeout: duration "1e308": at most`},
 	}
 	for _, tc := range cases {

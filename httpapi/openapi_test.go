@@ -113,6 +113,8 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x","required":true,"allowOther":false,"options":[{"label":"A","veto":true}]}],` +
 			`"responders":["U1","U2"],"responses":"all","onTimeout":"answer","callbackUrl":"https://example.com/hook"}`, true, 201}, // ask-4
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"responses":2}`, true, 201}, // ask-5
+		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"responders":["U1"],"notify":"dm","remindAfter":"10m","remindEvery":"15m","timeout":"4h",` +
+			`"escalation":[{"after":"30m","responders":["U2","S3"]},{"after":"1h","responders":["U4"],"channel":"C5","notify":"dm"}]}`, true, 201}, // ask-6
 		{"GET", "/v1/asks/ask-1", "", true, 200},
 		{"HEAD", "/v1/asks/ask-1", "", true, 200},
 		{"GET", "/v1/asks/ask-1?wait=0.05", "", true, 200},
@@ -140,6 +142,7 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"POST", "/v1/asks", `{"questions":`, true, 400},
 		{"POST", "/v1/asks", `{"questions":[]}`, true, 400},
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"timeout":"NaN"}`, true, 400},
+		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"escalation":[{"after":"30m","responders":["U2"],"pager":true}]}`, true, 400},
 		{"POST", "/v1/asks?wait=NaN", q, true, 400},
 		{"GET", "/v1/asks/ask-1?wait=1e308", "", true, 400},
 		{"GET", "/v1/asks?limit=0", "", true, 400},

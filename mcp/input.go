@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -28,6 +29,20 @@ type toolInput struct {
 	Responses  json.RawMessage `json:"responses"`
 	Responders []string        `json:"responders"`
 	OnTimeout  string          `json:"onTimeout"`
+	// Reaching people: DMs, repeated reminders, escalation steps.
+	Notify      string            `json:"notify"`
+	RemindAfter json.RawMessage   `json:"remindAfter"`
+	RemindEvery json.RawMessage   `json:"remindEvery"`
+	Escalation  []escalationInput `json:"escalation"`
+}
+
+// escalationInput is one escalation step as the tool takes it (after as
+// seconds or a Go duration).
+type escalationInput struct {
+	After      json.RawMessage `json:"after"`
+	Responders []string        `json:"responders"`
+	Channel    string          `json:"channel"`
+	Notify     string          `json:"notify"`
 }
 
 // getAnswerInput is the arguments of get_answer.
@@ -142,6 +157,9 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		return interaction.AskInput{}, 0, err
 	}
 	out.OnTimeout = interaction.OnTimeout(strings.TrimSpace(in.OnTimeout))
+	if err := decodeReach(&out, in); err != nil {
+		return interaction.AskInput{}, 0, err
+	}
 	for _, id := range in.Responders {
 		out.Responders = append(out.Responders, strings.TrimSpace(id))
 	}
@@ -149,6 +167,35 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		out.Questions = append(out.Questions, q.Question)
 	}
 	return out, waitFor, nil
+}
+
+// decodeReach reads notify, the reminders and the escalation steps.
+func decodeReach(out *interaction.AskInput, in toolInput) error {
+	out.Notify = interaction.Notify(strings.TrimSpace(in.Notify))
+	after, _, err := parseDurationArg(in.RemindAfter, "remindAfter")
+	if err != nil {
+		return err
+	}
+	every, _, err := parseDurationArg(in.RemindEvery, "remindEvery")
+	if err != nil {
+		return err
+	}
+	out.RemindAfter, out.RemindEvery = interaction.Duration(after), interaction.Duration(every)
+	for i, st := range in.Escalation {
+		d, ok, err := parseDurationArg(st.After, fmt.Sprintf("escalation[%d].after", i))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return interaction.Errorf(interaction.InvalidQuestion, "escalation[%d].after is required: how long after the question is asked the step fires, e.g. \"30m\"", i)
+		}
+		step := interaction.EscalationStep{After: interaction.Duration(d), Channel: strings.TrimSpace(st.Channel), Notify: interaction.Notify(strings.TrimSpace(st.Notify))}
+		for _, id := range st.Responders {
+			step.Responders = append(step.Responders, strings.TrimSpace(id))
+		}
+		out.Escalation = append(out.Escalation, step)
+	}
+	return nil
 }
 
 // parseResponses reads the optional responses argument: a number of people

@@ -42,6 +42,12 @@ Asking several people (team decisions, approvals that need N approvers):
 - Example, approval by 2 of these 3 people where any No vetoes: {"questions":[{"id":"deploy","question":"Deploy v2.3 to production?","options":[{"label":"Yes"},{"label":"No","veto":true}],"required":true,"allowOther":false}],"responders":["U01","U02","U03"],"responses":2,"timeout":"2h"}
 - The answer of a team ask is the team's: per question the label(s) most people chose (every tied label on a tie), typed text as one "custom" with a line per person ("name: text") when nobody picked an option of that question (each person's own answer is in the result's text), or after a veto the vetoing person's response. The text of the result then also says who answered what.
 
+Reaching the people who owe an answer (they may be away, or miss one message):
+- "notify": "mention" (default) mentions the responders in the channel message; "dm" also sends each named responder (users, and the members of named user groups, at most 50) the question in a direct message with its own buttons. An answer in any copy counts.
+- "remindAfter" (a Go duration) posts a reminder in the thread if nobody answered by then; add "remindEvery" (at least "1m") to repeat it, at most 10 reminders, each mentioning only those who still owe an answer.
+- "escalation": steps that bring in more people while the question stays unanswered, each {"after": "<duration from asking>", "responders": ["U…","S…"], "channel"?: "C…", "notify"?: "dm"|"mention"}. At each step those people are added to who may answer (nobody is removed), mentioned in a reply under the question, sent a DM with "notify": "dm", and with "channel" the question is also posted there. Steps come in increasing order of "after", all before "timeout". Not with "responses": "all".
+- Example, ask the on-call engineer, then their lead after 30 minutes by DM: {"questions":[{"id":"rollback","question":"Roll back the deploy?","options":[{"label":"Roll back"},{"label":"Keep it"}]}],"responders":["U01"],"timeout":"2h","remindAfter":"10m","remindEvery":"10m","escalation":[{"after":"30m","responders":["U02"],"notify":"dm"}]}
+
 People may answer after your tool call has to end. Pass "waitSeconds" below your tool-call time limit (e.g. 240 when calls are cut after 5 minutes): when it passes, or when your client cuts the call for taking too long, the question stays open and the result says "Still waiting", with the ask id. Then call get_answer with {"id": "<ask id>"} (again with "waitSeconds" if you like) until it returns the answer. If a call was cut before you saw the ask id, call get_answer without an id: it finds the newest question this session left open.
 
 The result is JSON with one item per question, in request order:
@@ -131,6 +137,15 @@ const inputSchemaBase = `{
     "responses": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "string", "enum": ["all"]}], "description": "How many people must answer before the call returns: a number (default 1, the first answer) or \"all\" (every responder; needs responders)."},
     "onTimeout": {"type": "string", "enum": ["expire", "answer"], "description": "What the deadline does: \"expire\" (default: ASK_TIMEOUT) or \"answer\" (answer with the responses that came in, when there is at least one)."},
     "timeout": {"type": "string", "description": "How long the question stays open, as a Go duration such as \"30m\" or \"2h\". Default: the server's."},
+    "notify": {"type": "string", "enum": ["mention", "dm"], "description": "\"mention\" (default): responders are mentioned in the channel message. \"dm\": each named responder also gets the question in a direct message with its own buttons; an answer in any copy counts."},
+    "remindAfter": {"type": "string", "description": "Post a reminder in the thread after this long (a Go duration such as \"15m\") if the question is still open."},
+    "remindEvery": {"type": "string", "description": "With remindAfter: repeat the reminder this often (at least \"1m\"), at most 10 reminders, each mentioning only those who still owe an answer."},
+    "escalation": {"type": "array", "maxItems": 10, "description": "Steps that bring in more people while the question is unanswered, in increasing order of after, all before timeout. Not with responses \"all\".", "items": {"type": "object", "additionalProperties": false, "properties": {
+      "after": {"type": "string", "description": "When the step fires, measured from when the question was asked, as a Go duration such as \"30m\"."},
+      "responders": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "Slack user ids (U…) and user-group ids (S…) added to who may answer; they are mentioned in a reply under the question."},
+      "channel": {"type": "string", "description": "Also post the question in this channel (e.g. C0123456789) when the step fires."},
+      "notify": {"type": "string", "enum": ["mention", "dm"], "description": "\"dm\": also send each of them the question in a direct message. Default \"mention\"."}
+    }, "required": ["after", "responders"]}},
     "waitSeconds": {"type": "number", "minimum": 0, "description": "Return after this many seconds even without an answer; the question stays open and get_answer fetches the answer later. Use a value below your tool-call time limit; 0 returns as soon as the question is posted. Default: wait until the question ends."}
   },
   "required": ["questions"]

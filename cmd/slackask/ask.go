@@ -35,6 +35,11 @@ type askFlags struct {
 	// options then defaults to required and no Other… (an approval a
 	// Skip or free text must not pass), and --json keeps what it says.
 	required, other *bool
+	// Reaching people: --notify, --remind-after, --remind-every,
+	// --escalate (repeatable, in order).
+	notify                   interaction.Notify
+	remindAfter, remindEvery time.Duration
+	escalate                 []interaction.EscalationStep
 }
 
 // connectDeadline bounds how long `slackask ask` retries a server it
@@ -54,6 +59,30 @@ func parseAskFlags(args []string, stdout io.Writer) (askFlags, error) {
 	fs.Func("timeout", "how long the question stays open (e.g. 30m, or seconds); 0 = server default", func(v string) error {
 		d, err := interaction.ParseDuration(v)
 		f.timeout = d
+		return err
+	})
+	fs.Func("notify", "how named responders learn of the ask: mention (default) or dm (each also gets it in a DM)", func(v string) error {
+		if v != string(interaction.NotifyMention) && v != string(interaction.NotifyDM) {
+			return fmt.Errorf("want mention or dm, not %q", v)
+		}
+		f.notify = interaction.Notify(v)
+		return nil
+	})
+	fs.Func("remind-after", "post a reminder in the thread after this long (e.g. 15m) if unanswered", func(v string) error {
+		d, err := interaction.ParseDuration(v)
+		f.remindAfter = d
+		return err
+	})
+	fs.Func("remind-every", "with --remind-after: repeat the reminder this often (at least 1m), at most 10 reminders", func(v string) error {
+		d, err := interaction.ParseDuration(v)
+		f.remindEvery = d
+		return err
+	})
+	fs.Func("escalate", "an escalation step AFTER=IDS[@CHANNEL], e.g. 30m=U0123,S0456@C0789: after AFTER the ids may answer too and are told; @CHANNEL also posts the ask there (repeat for more steps, in order; --notify dm DMs them)", func(v string) error {
+		st, err := parseEscalate(v)
+		if err == nil {
+			f.escalate = append(f.escalate, st)
+		}
 		return err
 	})
 	fs.StringVar(&f.jsonFile, "json", "", "read the whole request (POST /v1/asks body) from FILE, or - for stdin")
@@ -198,6 +227,23 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 	if f.timeout > 0 {
 		in.Timeout = interaction.Duration(f.timeout)
 	}
+	if f.notify != "" {
+		in.Notify = f.notify
+	}
+	if f.remindAfter > 0 {
+		in.RemindAfter = interaction.Duration(f.remindAfter)
+	}
+	if f.remindEvery > 0 {
+		in.RemindEvery = interaction.Duration(f.remindEvery)
+	}
+	if len(f.escalate) > 0 {
+		in.Escalation = slices.Clone(f.escalate)
+		if f.notify == interaction.NotifyDM {
+			for i := range in.Escalation {
+				in.Escalation[i].Notify = interaction.NotifyDM
+			}
+		}
+	}
 	if f.key != "" {
 		in.IdempotencyKey = f.key
 	}
@@ -328,4 +374,25 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "slackask ask: %s: %v\n", ask.Status, rerr)
 	}
 	return code
+}
+
+// parseEscalate reads an --escalate value, AFTER=IDS[@CHANNEL]: a
+// duration, comma-separated user and user-group ids, and optionally the
+// channel to post the ask in too. The ids are checked by the server.
+func parseEscalate(v string) (interaction.EscalationStep, error) {
+	var st interaction.EscalationStep
+	after, rest, ok := strings.Cut(v, "=")
+	if !ok {
+		return st, fmt.Errorf("%q: want AFTER=IDS[@CHANNEL], e.g. 30m=U0123,S0456@C0789", v)
+	}
+	d, err := interaction.ParseDuration(after)
+	if err != nil {
+		return st, err
+	}
+	ids, channel, _ := strings.Cut(rest, "@")
+	st.After, st.Responders, st.Channel = interaction.Duration(d), splitIDs(ids), strings.TrimSpace(channel)
+	if len(st.Responders) == 0 {
+		return st, fmt.Errorf("%q: no user or user-group ids after =", v)
+	}
+	return st, nil
 }
