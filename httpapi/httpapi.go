@@ -511,7 +511,7 @@ func decodeAskInput(w http.ResponseWriter, r *http.Request) (interaction.AskInpu
 			for i, st := range steps {
 				var d interaction.Duration
 				if derr := d.UnmarshalJSON(st.After); st.After != nil && derr != nil {
-					return in, http.StatusBadRequest, fmt.Errorf("escalation[%d].after: %v", i, derr)
+					return invalid("escalation[%d].after: %v", i, derr)
 				}
 			}
 		}
