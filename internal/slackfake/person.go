@@ -169,14 +169,26 @@ var selectKinds = []string{"static_select", "multi_static_select", "users_select
 // It sends block_actions and returns the ack's payload; errors: ErrNotFound,
 // ErrNoMatch, ErrAmbiguous, ErrBadChoice, ErrUnknownUser, or a Deliver
 // error. A select in an input block without dispatch_action only changes the
-// state (nothing is sent, nil ack).
+// state (nothing is sent, nil ack). Where find matches no select menu but
+// buttons, as a question drawn as one button per option, the person taps
+// the one of them whose text or value is the one choice (as Click does).
 func (p *Person) Select(ctx context.Context, channel, ts string, find Finder, choices ...string) (json.RawMessage, error) {
 	return p.act(ctx, func(u *user) (map[string]any, error) {
 		surf, err := p.messageSurfaceLocked(channel, ts)
 		if err != nil {
 			return nil, err
 		}
-		return p.selectLocked(u, surf, find, choices, false)
+		payload, err := p.selectLocked(u, surf, find, choices, false)
+		if errors.Is(err, ErrNoMatch) && len(choices) == 1 {
+			c := choices[0]
+			tap := And(find, func(_, _ string, el map[string]any) bool {
+				return textOf(el, "text") == c || getStr(el, "value") == c
+			})
+			if _, berr := findElement(surf.blocks, []string{"button"}, tap, "button"); berr == nil {
+				return p.clickLocked(u, surf, tap)
+			}
+		}
+		return payload, err
 	})
 }
 
