@@ -13,11 +13,45 @@ import (
 
 const carol = "U0CAROL"
 
+// approval is a team approval drawn as a menu: a pick is a draft, Submit
+// sends it (tapApproval is the same drawn as buttons).
 func approval() interaction.Request {
 	return interaction.Request{Questions: []interaction.Question{{
-		ID: "deploy", Question: "Deploy v1.4.2?",
+		ID: "deploy", Question: "Deploy v1.4.2?", Display: interaction.DisplayMenu,
 		Options: []interaction.Option{{Label: "Yes"}, {Label: "No", Veto: true}},
 	}}}
+}
+
+// On a team approval drawn as buttons (auto) a tap is the person's
+// response: tapping another option replaces it, a second person's tap
+// ends the ask with two responses, and a veto tap ends it at once.
+func TestTeamTapIsResponse(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	in := teamInput(2, alice, bob, carol)
+	in.Questions[0].Display = ""
+	in.Questions[0].Options = append(in.Questions[0].Options, interaction.Option{Label: "Later"})
+	ask := r.create(in)
+	rec, err := r.svc.Select(ctx, click(ask, alice), 0, []int{0})
+	if err != nil || rec.Status.Ended() || len(rec.Responses) != 1 || fmt.Sprint(rec.Responses[0].Answer.Answers[0].Selected) != "[Yes]" {
+		t.Fatalf("alice's tap: %s, responses %+v, %v", rec.Status, rec.Responses, err)
+	}
+	rec, err = r.svc.Select(ctx, on(rec, alice), 0, []int{2})
+	if err != nil || rec.Status.Ended() || len(rec.Responses) != 1 || fmt.Sprint(rec.Responses[0].Answer.Answers[0].Selected) != "[Later]" {
+		t.Fatalf("alice's second tap: %s, responses %+v, %v", rec.Status, rec.Responses, err)
+	}
+	rec, err = r.svc.Select(ctx, on(rec, bob), 0, []int{0})
+	if err != nil || rec.Status != interaction.StatusAnswered || rec.AnsweredBy.ID != bob || len(rec.Responses) != 2 ||
+		rec.Tally["deploy"]["Yes"] != 1 || rec.Tally["deploy"]["Later"] != 1 {
+		t.Fatalf("bob's tap: %s by %+v, tally %v, %v", rec.Status, rec.AnsweredBy, rec.Tally, err)
+	}
+
+	ask = r.create(in)
+	rec, _ = r.svc.Select(ctx, click(ask, alice), 0, []int{0})
+	rec, err = r.svc.Select(ctx, on(rec, carol), 0, []int{1})
+	if err != nil || rec.Status != interaction.StatusAnswered || fmt.Sprint(rec.Answer.Answers[0].Selected) != "[No]" || rec.AnsweredBy.ID != carol {
+		t.Fatalf("carol's veto tap: %s %+v, %v", rec.Status, rec.Answer, err)
+	}
 }
 
 func teamInput(n int, who ...string) interaction.AskInput {

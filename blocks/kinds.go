@@ -32,6 +32,26 @@ var drawers = map[interaction.Kind]drawer{
 		m.InitialOptions = initialOptions(v, i, opts)
 		return nil, []slack.BlockElement{m}
 	},
+	interaction.KindButtons: buttons,
+}
+
+// buttons draws one button per option, value its index, in rows of
+// interaction.ButtonsPerRow: the last row leads the controls block. The
+// plan-review approve option is primary.
+func buttons(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
+	q := v.Request.Questions[i]
+	var rows [][]slack.BlockElement
+	for j, o := range opts {
+		b := slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect, Item: j + 1}), o.Value, o.Text)
+		if isPlanReview(q) && q.Options[j].Label == q.Intent.Approve {
+			b.Style = slack.StylePrimary
+		}
+		if j%interaction.ButtonsPerRow == 0 {
+			rows = append(rows, nil)
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], b)
+	}
+	return rows[:len(rows)-1], rows[len(rows)-1]
 }
 
 func selectID(v View, i int) string {

@@ -184,8 +184,8 @@ func twoQuestions() interaction.Request {
 
 func selectFinder(q int) slackfake.Finder {
 	return func(blockID, actionID string, el map[string]any) bool {
-		t, _ := el["type"].(string)
-		return strings.Contains(t, "select") && strings.HasSuffix(actionID, fmt.Sprintf(".%d.select", q))
+		// a select menu, or the buttons of a question drawn as buttons
+		return strings.HasSuffix(actionID, fmt.Sprintf(".%d.select", q)) || strings.Contains(actionID, fmt.Sprintf(".%d.select.", q))
 	}
 }
 

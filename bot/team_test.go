@@ -127,7 +127,7 @@ func TestTeamApproveButtonIsConfirmed(t *testing.T) {
 	b, _ := r.start()
 	q := interaction.Question{ID: "plan", Question: "Ship this plan?", Detail: "1. build\n2. deploy",
 		Options: []interaction.Option{{Label: "Approve"}, {Label: "Reject", Veto: true}},
-		Intent:  &interaction.Intent{Kind: interaction.IntentPlanReview, Approve: "Approve"}}
+		Intent:  &interaction.Intent{Kind: interaction.IntentPlanReview, Approve: "Approve"}, Display: interaction.DisplayMenu}
 	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{q}},
 		Responses: interaction.ResponseCount{N: 2}, Responders: []string{alice, bob}})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unicode/utf8"
 )
 
 // This file is the one place that says what kind of control answers a
@@ -20,6 +21,7 @@ const (
 	KindText      Kind = "text"       // no options: free text ("Answer…")
 	KindMenu      Kind = "menu"       // one pick from a select menu
 	KindMultiMenu Kind = "multi-menu" // several picks from a multi-select menu
+	KindButtons   Kind = "buttons"    // one button per option: a tap picks
 )
 
 // KindSpec is what a kind is: how many labels it picks, whether a pick is
@@ -32,15 +34,42 @@ type KindSpec struct {
 	MaxOptions int  // most options it can draw (0: no options)
 }
 
-// Kinds is the table of kinds. A select menu holds 100 options.
+// Kinds is the table of kinds. A select menu holds 100 options; buttons
+// are laid in rows of ButtonsPerRow, at most MaxButtons.
 var Kinds = map[Kind]KindSpec{
 	KindText:      {},
 	KindMenu:      {Options: true, MaxOptions: MaxOptions},
 	KindMultiMenu: {Options: true, Multi: true, MaxOptions: MaxOptions},
+	KindButtons:   {Options: true, Tap: true, MaxOptions: MaxButtons},
 }
 
-// KindOf returns the kind of question i of r: its options and whether it
-// is alone in its ask decide.
+// Display is how a caller wants a question with options drawn.
+type Display string
+
+// The displays a question may ask for.
+const (
+	DisplayAuto    Display = "auto"    // buttons for a short single choice alone in its ask, else a menu
+	DisplayButtons Display = "buttons" // buttons, or 400 when they do not fit
+	DisplayMenu    Display = "menu"    // a select menu
+)
+
+// Displays lists the values of Question.Display ("" is auto).
+var Displays = []Display{DisplayAuto, DisplayButtons, DisplayMenu}
+
+// Limits of the drawn kinds.
+const (
+	MaxButtons      = 25 // buttons of one question
+	ButtonsPerRow   = 5  // buttons in one row (actions block)
+	MaxButtonRows   = 8  // rows of buttons in one message beyond each question's first
+	AutoMaxButtons  = 5  // auto draws buttons for at most this many options
+	AutoMaxLabelLen = 30 // each of at most this many characters
+)
+
+// KindOf returns the kind of question i of r: its display, its options
+// and whether it is alone in its ask decide (design.md "One tap from a
+// phone"): auto draws buttons for the one single-choice question of an
+// ask with at most AutoMaxButtons options of at most AutoMaxLabelLen
+// characters, a menu otherwise.
 func KindOf(r Request, i int) Kind {
 	q := r.Questions[i]
 	switch {
@@ -48,8 +77,26 @@ func KindOf(r Request, i int) Kind {
 		return KindText
 	case q.MultiSelect:
 		return KindMultiMenu
+	case q.Display == DisplayButtons:
+		return KindButtons
+	case q.Display == DisplayMenu:
+		return KindMenu
+	case len(r.Questions) == 1 && autoButtons(q):
+		return KindButtons
 	}
 	return KindMenu
+}
+
+func autoButtons(q Question) bool {
+	if len(q.Options) > AutoMaxButtons {
+		return false
+	}
+	for _, o := range q.Options {
+		if utf8.RuneCountInString(o.Label) > AutoMaxLabelLen {
+			return false
+		}
+	}
+	return true
 }
 
 // Spec returns the KindSpec of question i of r.
@@ -133,15 +180,42 @@ func optionLabels(q Question, idx []int) []string {
 var KindFields = map[string]map[string]string{
 	"question": {
 		"multiSelect": `{"type": "boolean", "description": "Allow choosing several options. Default false."}`,
+		"display": `{"type": "string", "enum": ["auto", "buttons", "menu"], "description": "How the options are drawn. \"auto\" (default): a question alone in its call with one choice among at most 5 short options (labels up to 30 characters) is drawn as buttons, one tap answers it (best on a phone); anything else as a select menu. \"buttons\" forces buttons (at most 25 options), \"menu\" a select menu."}`,
 	},
 	"option": {},
 }
 
-// validateKind checks that question i of r fits the kind it gets.
+// validateKind checks the fields that say how question i of r is drawn,
+// and that it fits the kind it gets.
 func validateKind(r Request, i int) error {
 	q := r.Questions[i]
+	where := fmt.Sprintf("questions[%d] (%q)", i, q.ID)
+	switch {
+	case q.Display != "" && !slices.Contains(Displays, q.Display):
+		return Errorf(InvalidQuestion, "%s: display %q: want \"auto\", \"buttons\" or \"menu\"", where, q.Display)
+	case q.Display != "" && q.Display != DisplayAuto && len(q.Options) == 0:
+		return Errorf(InvalidQuestion, "%s: display %q needs options", where, q.Display)
+	}
 	if k := KindOf(r, i); Kinds[k].Options && len(q.Options) > Kinds[k].MaxOptions {
-		return Errorf(InvalidQuestion, "questions[%d] (%q): %d options: at most %d fit as %s", i, q.ID, len(q.Options), Kinds[k].MaxOptions, k)
+		return Errorf(InvalidQuestion, "%s: %d options: at most %d fit as %s (use display \"menu\")", where, len(q.Options), Kinds[k].MaxOptions, k)
+	}
+	if i == len(r.Questions)-1 {
+		return checkButtonRows(r)
+	}
+	return nil
+}
+
+// checkButtonRows refuses a request whose buttons need more rows than one
+// message holds beside its other blocks.
+func checkButtonRows(r Request) error {
+	rows := 0
+	for i := range r.Questions {
+		if KindOf(r, i) == KindButtons {
+			rows += (len(r.Questions[i].Options) - 1) / ButtonsPerRow
+		}
+	}
+	if rows > MaxButtonRows {
+		return Errorf(InvalidQuestion, "the buttons need %d rows beyond each question's first; one Slack message holds %d: use display \"menu\" on some questions", rows, MaxButtonRows)
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ type Question struct {
 	// AllowOther false removes the "Other…" free-text button; nil or true
 	// keeps it.
 	AllowOther *bool `json:"allowOther,omitempty"`
+	// Display is how its options are drawn (see KindOf); "" is auto.
+	Display Display `json:"display,omitempty"`
 }
 
 // OtherAllowed reports whether the question offers "Other…" free text.
