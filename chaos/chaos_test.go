@@ -758,6 +758,9 @@ func control(q int, kind string) slackfake.Finder {
 	suffix := fmt.Sprintf(".%d.%s", q, kind)
 	return func(blockID, actionID string, el map[string]any) bool {
 		t, _ := el["type"].(string)
+		if kind == "select" && t == "button" { // a question drawn as buttons
+			return strings.HasPrefix(actionID, "sa.") && strings.Contains(actionID, suffix+".")
+		}
 		if kind == "select" && !strings.Contains(t, "select") {
 			return false
 		}
@@ -1065,7 +1068,7 @@ func (ru *run) settle(ctx context.Context) []string {
 
 // liveControls reports whether a render of an ask's message has controls.
 func liveControls(blocks string) bool {
-	return strings.Contains(blocks, ".submit\"") || strings.Contains(blocks, ".select\"") || strings.Contains(blocks, ".cancel\"")
+	return strings.Contains(blocks, ".submit\"") || strings.Contains(blocks, ".select\"") || strings.Contains(blocks, ".select.") || strings.Contains(blocks, ".cancel\"")
 }
 
 // ackCount is how many acknowledged acts a carries. a.mu held or unused.

@@ -279,7 +279,10 @@ func control(q int, kind string) slackfake.Finder {
 	suffix := fmt.Sprintf(".%d.%s", q, kind)
 	return func(blockID, actionID string, el map[string]any) bool {
 		t, _ := el["type"].(string)
-		if kind == "select" && !strings.Contains(t, "select") {
+		if kind == "select" && t == "button" { // a question drawn as buttons, in rows
+			return strings.Contains(actionID, suffix+".") && (strings.HasSuffix(blockID, fmt.Sprintf(".%d.controls", q)) || strings.Contains(blockID, fmt.Sprintf(".%d.row.", q)))
+		}
+		if kind == "select" && !strings.Contains(t, "select") && t != "checkboxes" {
 			return false
 		}
 		return strings.HasSuffix(actionID, suffix) && strings.HasSuffix(blockID, fmt.Sprintf(".%d.controls", q))

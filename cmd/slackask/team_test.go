@@ -12,9 +12,10 @@ import (
 )
 
 // deployApproval is "Deploy v1.4.2?" Yes/No with No a veto, collecting n
-// responses from who.
+// responses from who, drawn as a menu (pick, then Submit; onetap_test.go
+// has the same drawn as buttons).
 func deployApproval(n interaction.ResponseCount, who ...string) interaction.AskInput {
-	in := ask1(interaction.Question{ID: "deploy", Question: "Deploy v1.4.2?",
+	in := ask1(interaction.Question{ID: "deploy", Question: "Deploy v1.4.2?", Display: interaction.DisplayMenu,
 		Options: []interaction.Option{{Label: "Yes"}, {Label: "No", Veto: true}}})
 	in.Responses, in.Responders = n, who
 	return in
@@ -239,6 +240,7 @@ func TestTeamNthAndNextSubmitAtOnce(t *testing.T) {
 func TestTeamResubmitReplaces(t *testing.T) {
 	h := start(t)
 	in := ask1(question("db", "Which database?", "SQLite", "Postgres"))
+	in.Questions[0].Display = interaction.DisplayMenu
 	in.Responses, in.Responders = interaction.ResponseCount{N: 3}, []string{alice, bob, carol}
 	ask := h.create(in)
 	h.answer(ask, alice, map[int]string{0: "SQLite"})
