@@ -180,7 +180,7 @@ func optionLabels(q Question, idx []int) []string {
 var KindFields = map[string]map[string]string{
 	"question": {
 		"multiSelect": `{"type": "boolean", "description": "Allow choosing several options. Default false."}`,
-		"display": `{"type": "string", "enum": ["auto", "buttons", "menu"], "description": "How the options are drawn. \"auto\" (default): a question alone in its call with one choice among at most 5 short options (labels up to 30 characters) is drawn as buttons, one tap answers it (best on a phone); anything else as a select menu. \"buttons\" forces buttons (at most 25 options), \"menu\" a select menu."}`,
+		"display":     `{"type": "string", "enum": ["auto", "buttons", "menu"], "description": "How the options are drawn. \"auto\" (default): a question alone in its call with one choice among at most 5 short options (labels up to 30 characters) is drawn as buttons, one tap answers it (best on a phone); anything else as a select menu. \"buttons\" forces buttons (at most 25 options), \"menu\" a select menu."}`,
 	},
 	"option": {},
 }
