@@ -112,6 +112,7 @@ func New(cfg Config) (*Service, error) {
 	s.sched = newDispatcher(s)
 	s.store = wakeStore{Store: cfg.Store, s: s}
 	s.AddDuty(s.callbackDuty())
+	s.AddDuty(s.eventsDuty())
 	s.AddDuty(s.escalateDuty())
 	return s, nil
 }

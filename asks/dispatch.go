@@ -352,6 +352,7 @@ type wakeStore struct {
 }
 
 func (w wakeStore) Create(ctx context.Context, r Record) (Record, bool, error) {
+	markEvents(&r)
 	r.WakeAt = w.s.nextWake(&r)
 	rec, created, err := w.Store.Create(ctx, r)
 	if err == nil && created {
@@ -365,6 +366,7 @@ func (w wakeStore) Update(ctx context.Context, id string, fn func(*Record) error
 		if err := fn(r); err != nil {
 			return err
 		}
+		markEvents(r)
 		r.WakeAt = w.s.nextWake(r)
 		return nil
 	})

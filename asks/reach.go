@@ -51,7 +51,7 @@ func (c *Callbacks) init() {
 func (s *Service) prepareReach(rec *Record, in interaction.AskInput) error {
 	rec.Fingerprint = in.Fingerprint()
 	if in.CallbackURL == "" {
-		return nil
+		return s.prepareEventHook(rec, in)
 	}
 	if len(s.cfg.Callbacks.Secret) == 0 {
 		return interaction.Errorf(interaction.InvalidQuestion,
@@ -65,7 +65,7 @@ func (s *Service) prepareReach(rec *Record, in interaction.AskInput) error {
 		return interaction.Errorf(interaction.InvalidQuestion, "callbackUrl: %v", err)
 	}
 	rec.CallbackURL = in.CallbackURL
-	return nil
+	return s.prepareEventHook(rec, in)
 }
 
 // sameRequest refuses a create whose IdempotencyKey names an ask created by
@@ -100,7 +100,7 @@ func (s *Service) callbackURL(rec Record) string {
 // differs, e.g. during a deploy that sets SLACKASK_CALLBACK_URL.
 func (s *Service) armCallback(r *Record, now time.Time) {
 	url := s.callbackURL(*r)
-	if r.Callback != nil || url == "" {
+	if r.Callback != nil || url == "" || !r.WantsCallback(interaction.EventEnded) {
 		return
 	}
 	r.Callback = &store.Callback{URL: url, Next: now}
@@ -191,48 +191,17 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
 	}
 	url := s.callbackURL(rec)
-	var res webhook.Result
 	body, err := json.Marshal(rec.Ask)
-	switch {
-	case err != nil:
-		res = webhook.Result{Outcome: webhook.Permanent, Err: fmt.Errorf("encode the ask: %w", err)}
-	// A process that cannot send (a replica whose configuration lags the
-	// one that ended the ask) fails the attempt as retryable: a replica
-	// with the setting, or this one once it has it, makes the next one
-	// within the retry window; giving up here would lose the delivery.
-	case url == "":
-		res = webhook.Result{Outcome: webhook.Retryable, Err: errors.New("no callback URL: the ask ended before its URL was kept, and this process has no SLACKASK_CALLBACK_URL")}
-	case len(cb.Secret) == 0:
-		res = webhook.Result{Outcome: webhook.Retryable, Err: errors.New("this process has no SLACKASK_CALLBACK_SECRET to sign the callback with")}
-	default:
-		res = cb.Deliverer.Deliver(ctx, url, rec.ID, cb.Secret, body)
+	if err != nil {
+		err = fmt.Errorf("encode the ask: %w", err)
 	}
+	res := s.attempt(ctx, url, rec.ID, body, err)
 	now := s.now()
 	out, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 		if r.Callback.Done() || r.Callback.Attempts != rec.Callback.Attempts || !r.Callback.Sending.Equal(rec.Callback.Sending) {
 			return errNoChange // another replica's attempt got there first
 		}
-		c := *r.Callback
-		c.Attempts++
-		c.Sending = time.Time{}
-		if c.First.IsZero() {
-			c.First = start
-		}
-		c.Next, c.LastError = time.Time{}, ""
-		switch res.Outcome {
-		case webhook.Delivered:
-			c.Delivered = now
-		case webhook.Permanent:
-			c.GaveUp, c.LastError = true, redactURL(res.Err.Error(), url)
-		default:
-			c.LastError = redactURL(res.Err.Error(), url)
-			at, giveUp := res.RetryAt(cb.Schedule, c.Attempts, c.First, now)
-			if giveUp {
-				c.GaveUp = true
-			} else {
-				c.Next = at
-			}
-		}
+		c := s.settleAttempt(*r.Callback, res, start, now, url)
 		r.Callback = &c
 		r.WakeAt = c.Next
 		return nil
@@ -243,15 +212,66 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 	if err != nil {
 		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
 	}
-	c := out.Callback
-	l := s.log.With().Str("ask", rec.ID).Int("attempt", c.Attempts).Logger()
-	switch {
-	case !c.Delivered.IsZero():
-		l.Info().Msg("callback delivered")
-	case c.GaveUp:
-		l.Error().Str("error", c.LastError).Msg("callback given up")
-	default:
-		l.Warn().Str("error", c.LastError).Time("next", c.Next).Msg("callback failed; will retry")
-	}
+	s.logAttempt(rec.ID, "callback", *out.Callback, res)
 	return out, nil
+}
+
+// attempt makes one delivery attempt of body (encErr: why it could not
+// be encoded) to url, with id in the delivery header.
+func (s *Service) attempt(ctx context.Context, url, id string, body []byte, encErr error) webhook.Result {
+	cb := &s.cfg.Callbacks
+	switch {
+	case encErr != nil:
+		return webhook.Result{Outcome: webhook.Permanent, Err: encErr}
+	// A process that cannot send (a replica whose configuration lags the
+	// one that ended the ask) fails the attempt as retryable: a replica
+	// with the setting, or this one once it has it, makes the next one
+	// within the retry window; giving up here would lose the delivery.
+	case url == "":
+		return webhook.Result{Outcome: webhook.Retryable, Err: errors.New("no callback URL: the ask ended before its URL was kept, and this process has no SLACKASK_CALLBACK_URL")}
+	case len(cb.Secret) == 0:
+		return webhook.Result{Outcome: webhook.Retryable, Err: errors.New("this process has no SLACKASK_CALLBACK_SECRET to sign the callback with")}
+	}
+	return cb.Deliverer.Deliver(ctx, url, id, cb.Secret, body)
+}
+
+// settleAttempt returns c after the attempt that started at start and ended at
+// now with res: delivered, given up (refused here, or the retry window
+// passed), or the time of the next attempt. Any answer but a 2xx is
+// retried.
+func (s *Service) settleAttempt(c store.Callback, res webhook.Result, start, now time.Time, url string) store.Callback {
+	c.Attempts++
+	c.Sending = time.Time{}
+	if c.First.IsZero() {
+		c.First = start
+	}
+	c.Next, c.LastError = time.Time{}, ""
+	switch res.Outcome {
+	case webhook.Delivered:
+		c.Delivered = now
+	case webhook.Permanent:
+		c.GaveUp, c.LastError = true, redactURL(res.Err.Error(), url)
+	default:
+		c.LastError = redactURL(res.Err.Error(), url)
+		at, giveUp := res.RetryAt(s.cfg.Callbacks.Schedule, c.Attempts, c.First, now)
+		if giveUp {
+			c.GaveUp = true
+		} else {
+			c.Next = at
+		}
+	}
+	return c
+}
+
+// logAttempt logs the outcome of an attempt of what (c as settled).
+func (s *Service) logAttempt(id, what string, c store.Callback, res webhook.Result) {
+	l := s.log.With().Str("ask", id).Int("attempt", c.Attempts).Logger()
+	switch {
+	case res.Outcome == webhook.Delivered:
+		l.Info().Msg(what + " delivered")
+	case c.GaveUp:
+		l.Error().Str("error", c.LastError).Msg(what + " given up")
+	default:
+		l.Warn().Str("error", c.LastError).Time("next", c.Next).Msg(what + " failed; will retry")
+	}
 }

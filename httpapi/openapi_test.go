@@ -111,7 +111,7 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"idempotencyKey":"k"}`, true, 200},
 		{"POST", "/v1/asks?wait=50ms", q, true, 201}, // ask-3, still pending
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x","required":true,"allowOther":false,"options":[{"label":"A","veto":true}]}],` +
-			`"responders":["U1","U2"],"responses":"all","onTimeout":"answer","callbackUrl":"https://example.com/hook"}`, true, 201}, // ask-4
+			`"responders":["U1","U2"],"responses":"all","onTimeout":"answer","callbackUrl":"https://example.com/hook","callbackEvents":["response","ended"]}`, true, 201}, // ask-4
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"responses":2}`, true, 201}, // ask-5
 		{"POST", "/v1/asks", `{"questions":[{"id":"a","question":"x"}],"responders":["U1"],"notify":"dm","remindAfter":"10m","remindEvery":"15m","timeout":"4h",` +
 			`"escalation":[{"after":"30m","responders":["U2","S3"]},{"after":"1h","responders":["U4"],"channel":"C5","notify":"dm"}]}`, true, 201}, // ask-6
@@ -299,6 +299,8 @@ func TestOpenAPICallback(t *testing.T) {
 		{"as sent", ask + `}`, true, ""},
 		{"unsigned", ask + `}`, false, "X-Slackask-Signature"},
 		{"undescribed field", ask + `,"color":"red"}`, true, "color"},
+		{"an event", `{"seq":7,"askId":"a","at":"2024-01-02T03:04:05Z","kind":"response","by":{"id":"U1"},"data":{"user":{"id":"U1"},"answer":{"answers":[]}}}`, true, ""},
+		{"an event of no kind", `{"seq":7,"askId":"a","at":"2024-01-02T03:04:05Z","kind":"answered"}`, true, "answered"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "http://hooks.test/slackask", strings.NewReader(c.body))

@@ -63,6 +63,9 @@ type Ask struct {
 	Tally map[string]map[string]int `json:"tally,omitempty"`
 	// CallbackURL receives the ask resource when the ask ends.
 	CallbackURL string `json:"callbackUrl,omitempty"`
+	// CallbackEvents are the kinds of events the callback receives
+	// (absent: DefaultCallbackEvents, the ask resource at its end).
+	CallbackEvents []string `json:"callbackEvents,omitempty"`
 	// Notify is how named responders learn of the ask (absent: mention).
 	Notify Notify `json:"notify,omitempty"`
 	// RemindEvery repeats the reminder (absent: one reminder at most).
@@ -136,6 +139,11 @@ type AskInput struct {
 	// CallbackURL, when set, receives the ask resource (POST, signed) when
 	// the ask ends; empty means the server's default.
 	CallbackURL string `json:"callbackUrl,omitempty"`
+	// CallbackEvents chooses what the callback receives, by event kind
+	// (EventKinds): "ended" is the ask resource when the ask ends, any
+	// other kind the event itself (POST, signed, at least once, in seq
+	// order). Empty means DefaultCallbackEvents.
+	CallbackEvents []string `json:"callbackEvents,omitempty"`
 	// Notify "dm" also sends every named responder the ask in a DM;
 	// empty means NotifyMention.
 	Notify Notify `json:"notify,omitempty"`

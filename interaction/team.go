@@ -145,6 +145,9 @@ func ValidateInput(in AskInput) error {
 			return Errorf(InvalidQuestion, "callbackUrl: %v", err)
 		}
 	}
+	if err := validateCallbackEvents(in.CallbackEvents); err != nil {
+		return err
+	}
 	for i, q := range in.Questions {
 		if q.Required && !q.OtherAllowed() && len(q.Options) == 0 {
 			return Errorf(InvalidQuestion, "questions[%d]: required with allowOther false needs options: nobody could answer it", i)

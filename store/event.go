@@ -31,20 +31,18 @@ type Event struct {
 	err error
 }
 
-// The kinds of events (design.md "Audit trail"), with their data.
+// The kinds of events (design.md "Audit trail"; interaction.EventKinds),
+// with their data.
 const (
-	EventCreated   = "created"    // no data
-	EventPosted    = "posted"     // {channel, ts}: one per copy of the message
-	EventNotified  = "notified"   // {user, how: mention|dm|thread}
-	EventReminded  = "reminded"   // no data (or who was mentioned)
-	EventEscalated = "escalated"  // {step}: the index of the escalation step
-	EventHandedOff = "handed_off" // {from, to}
-	EventResponse  = "response"   // {user, answer}
-	EventEnded     = "ended"      // {status, by}
+	EventCreated   = interaction.EventCreated   // no data
+	EventPosted    = interaction.EventPosted    // {channel, ts}: one per copy of the message
+	EventNotified  = interaction.EventNotified  // {user, how: mention|dm|thread}
+	EventReminded  = interaction.EventReminded  // {reminder: n}
+	EventEscalated = interaction.EventEscalated // {step}: the index of the escalation step
+	EventHandedOff = interaction.EventHandedOff // {from, to}
+	EventResponse  = interaction.EventResponse  // {user, answer}
+	EventEnded     = interaction.EventEnded     // {status, by}
 )
-
-// EventKinds lists every kind, in the order of an ask's life.
-var EventKinds = []string{EventCreated, EventPosted, EventNotified, EventReminded, EventEscalated, EventHandedOff, EventResponse, EventEnded}
 
 // FeedMax is the most events one Feed call returns; FeedDefault is what
 // it returns when the limit is not given.

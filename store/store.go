@@ -80,6 +80,10 @@ type Record struct {
 	// Callback is the durable state of the delivery of the ended ask to
 	// Ask.CallbackURL; nil while the ask is pending or has no callback.
 	Callback *Callback `json:"callback,omitempty"`
+	// EventHook is the durable state of the delivery of the ask's events
+	// to its callback URL (Ask.CallbackEvents other than "ended"); nil
+	// when none is chosen.
+	EventHook *EventHook `json:"eventHook,omitempty"`
 
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
@@ -136,6 +140,28 @@ type StepSend struct {
 	// Sent is set once every message of the step is out.
 	Sent bool `json:"sent,omitempty"`
 }
+
+// EventHook is where the delivery of an ask's events to its callback
+// URL stands. The events log is its outbox: the chosen events after Sent
+// go out in seq order, one at a time, each until delivered (at least
+// once: the receiver deduplicates by seq), and the attempts of the one in
+// flight are paced as a Callback's. A write that emits a chosen event
+// bumps Marks in the same transaction; a look at the log that finds
+// nothing after Sent sets Scanned to the Marks it read first, so events
+// are due exactly while Marks > Scanned.
+type EventHook struct {
+	// Callback is the delivery of the next event (its URL fixed when the
+	// ask was created; Delivered unused: a delivered event moves Sent).
+	// GaveUp stops the delivery of every later event too.
+	Callback
+	// Sent is the seq of the last event delivered.
+	Sent    int64 `json:"sent,omitempty"`
+	Marks   int64 `json:"marks,omitempty"`
+	Scanned int64 `json:"scanned,omitempty"`
+}
+
+// Due reports whether events may wait for delivery.
+func (h *EventHook) Due() bool { return h != nil && !h.GaveUp && h.Marks > h.Scanned }
 
 // Done reports whether the delivery has ended (delivered or given up).
 func (c *Callback) Done() bool { return c == nil || !c.Delivered.IsZero() || c.GaveUp }
@@ -272,6 +298,11 @@ func Clone(r Record) Record {
 		cb := *r.Callback
 		c.Callback = &cb
 	}
+	if r.EventHook != nil {
+		h := *r.EventHook
+		c.EventHook = &h
+	}
+	c.CallbackEvents = append([]string(nil), r.CallbackEvents...)
 	c.EndedAt = cloneTime(r.EndedAt)
 	if r.Answer != nil {
 		a := cloneAnswer(*r.Answer)

@@ -7,6 +7,7 @@ package openapitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,16 +220,24 @@ func CheckCallback(ctx context.Context, r *http.Request, body []byte) error {
 	if err != nil {
 		return err
 	}
+	// An event has a seq (askEvent); the ask resource has none (askEnded).
+	name := "askEnded"
+	var probe struct {
+		Seq json.RawMessage `json:"seq"`
+	}
+	if json.Unmarshal(body, &probe) == nil && probe.Seq != nil {
+		name = "askEvent"
+	}
 	var op *openapi3.Operation
 	if create := doc.Paths.Value("/v1/asks"); create != nil && create.Post != nil {
-		if cb := create.Post.Callbacks["askEnded"]; cb != nil && cb.Value != nil {
+		if cb := create.Post.Callbacks[name]; cb != nil && cb.Value != nil {
 			if pi := cb.Value.Value("{$request.body#/callbackUrl}"); pi != nil {
 				op = pi.Post
 			}
 		}
 	}
 	if op == nil {
-		return errors.New("openapitest: the document has no askEnded callback on POST /v1/asks")
+		return fmt.Errorf("openapitest: the document has no %s callback on POST /v1/asks", name)
 	}
 	route := &routers.Route{Spec: doc, Path: r.URL.Path, PathItem: &openapi3.PathItem{Post: op}, Method: http.MethodPost, Operation: op}
 	vreq := r.Clone(ctx)
