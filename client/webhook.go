@@ -13,11 +13,13 @@ import (
 // and checks its signature with secret (the server's
 // SLACKASK_CALLBACK_SECRET), allowing webhook.DefaultTolerance between the
 // request's timestamp and this host's clock. It returns the body, the ask
-// resource as JSON, only when the signature holds. A refusal has code
+// resource as JSON (or, for an ask's callbackEvents, the event: a body
+// with a "seq"), only when the signature holds. A refusal has code
 // UNAUTHORIZED and wraps one of webhook's Err… reasons (answer 401); a body
 // over webhook.MaxBodyBytes is refused as ErrMalformed after reading that
 // much; a failed read is returned as it is. The ask id in the
-// body is the key to deduplicate on: a callback may come more than once.
+// body (an event's seq) is the key to deduplicate on: a callback may come
+// more than once.
 func VerifyCallback(secret []byte, r *http.Request) ([]byte, error) {
 	var body []byte
 	if r.Body != nil {

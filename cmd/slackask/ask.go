@@ -316,12 +316,8 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
 		return 2
 	}
-	cfg, err := config.Load()
-	if err == nil {
-		err = cfg.ValidateClient()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "slackask ask: %v\n", err)
+	cfg, ok := clientConfig("ask", stderr)
+	if !ok {
 		return 2
 	}
 	c := client.New(cfg.URL, cfg.APIToken, nil)

@@ -30,6 +30,7 @@ const usage = `usage: slackask <command> [flags]
 commands:
   serve      run the service: Socket Mode bot and HTTP API
   ask        ask a question through a running service and print the answer JSON
+  events     print the audit trail of every ask as JSON lines (--follow to keep going)
   mcp        serve the ask_user_question MCP tool on stdio (forwards to SLACKASK_URL)
   manifest   print the Slack app manifest to create the app from
   dev        try it without Slack: a local Slack emulator with a web page
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdAsk(ctx, args[1:], stdin, stdout, stderr)
 	case "manifest":
 		return cmdManifest(args[1:], stdout, stderr)
+	case "events":
+		return cmdEvents(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "dev":
@@ -202,6 +205,21 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// clientConfig loads the configuration of a command that talks to the
+// service (SLACKASK_URL, SLACKASK_API_TOKEN); a bad one is reported on
+// stderr as command's and ok is false (exit 2).
+func clientConfig(command string, stderr io.Writer) (cfg config.Config, ok bool) {
+	cfg, err := config.Load()
+	if err == nil {
+		err = cfg.ValidateClient()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "slackask %s: %v\n", command, err)
+		return cfg, false
+	}
+	return cfg, true
 }
 
 // flagFailed reports err of command's flags as one line and where help is,

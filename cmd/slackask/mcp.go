@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/slackask/slackask/client"
-	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/mcp"
 )
 
@@ -18,12 +17,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "slackask mcp: takes no arguments (configure it with SLACKASK_URL and SLACKASK_API_TOKEN)\n")
 		return 2
 	}
-	cfg, err := config.Load()
-	if err == nil {
-		err = cfg.ValidateClient()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "slackask mcp: %v\n", err)
+	cfg, ok := clientConfig("mcp", stderr)
+	if !ok {
 		return 2
 	}
 	log, err := cfg.Logger(stderr)
