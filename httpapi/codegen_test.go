@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -155,6 +156,29 @@ func TestOpenAPILintRules(t *testing.T) {
 			}
 		}
 	}
+	// oapi-codegen and ogen refuse a "type" array ("type": ["string",
+	// "number"]); a value of either kind is a oneOf (see Duration).
+	var typeArrays func(path string, v any)
+	typeArrays = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["type"].([]any); ok {
+				t.Errorf("%s: a \"type\" array; client generators refuse it (use oneOf)", path)
+			}
+			for k, e := range v {
+				typeArrays(path+"/"+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				typeArrays(fmt.Sprintf("%s/%d", path, i), e)
+			}
+		}
+	}
+	var whole any
+	if err := json.Unmarshal(httpapi.OpenAPI(), &whole); err != nil {
+		t.Fatal(err)
+	}
+	typeArrays("#", whole)
 	methods := map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
 	for path, item := range doc.Paths {
 		for m, raw := range item {
