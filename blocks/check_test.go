@@ -252,6 +252,11 @@ func containsDeep(list []any, v any) bool {
 }
 
 func (c *checker) input(path string, e map[string]any) {
+	if e["type"] == "static_select" || e["type"] == "multi_static_select" { // the Answer modal's menus
+		c.id(path+".action_id", e["action_id"])
+		c.menu(path, e)
+		return
+	}
 	if e["type"] == "users_select" { // the hand-off picker
 		c.id(path+".action_id", e["action_id"])
 		c.text(path+".placeholder", e["placeholder"], 150, "plain_text")

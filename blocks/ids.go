@@ -119,7 +119,7 @@ func MessageAskID(blocksJSON []byte) string {
 
 func isActionKind(k Kind) bool {
 	switch k {
-	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel, KindHandoff:
+	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel, KindHandoff, KindAnswerForm:
 		return true
 	}
 	return false

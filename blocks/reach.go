@@ -28,7 +28,7 @@ func handoffButton(v View) *slack.ButtonBlockElement {
 // close "Back". privateMetadata is passed through unchanged.
 func HandoffModal(v View, privateMetadata string) slack.ModalViewRequest {
 	m := modal("Hand off", "Back", CallbackHandoff, privateMetadata)
-	text := "*" + agentName(v.Request) + "* asks: " + clipEscaped(oneLine(firstQuestion(v.Request)), 500)
+	text := "*" + agentName(v.Request) + "* asks: " + firstQuestion(v.Request)
 	pick := slack.NewOptionsSelectBlockElement(slack.OptTypeUser, plain("Choose a person"), HandoffActionID)
 	m.Blocks.BlockSet = []slack.Block{
 		section(text, "question"),

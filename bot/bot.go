@@ -93,6 +93,7 @@ type Bot struct {
 	postTurns postGates // paces chat.postMessage per rate-limited channel
 	slots     workslots.Slots
 	gate      gate // closed while the store cannot be reached (StoreDown)
+	home      *homeBoard
 }
 
 // New checks cfg and returns a Bot. It returns an error when API or
@@ -116,6 +117,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots, opened: make(chan struct{})}
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
+	b.home = newHomeBoard(b)
 	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
 	for i := range max(cfg.Connections, 1) {
 		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes, gate: &b.gate,
@@ -148,6 +150,9 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	b.started.Store(true)
 
 	stopRelay := b.routes.serve(ctx)
+	stopWatch := svc.Watch(func(string) { b.home.changed() })
+	var homes sync.WaitGroup
+	homes.Go(func() { b.home.run(ctx) })
 	b.replay(ctx)
 	errs := make(chan error, len(b.sockets))
 	// One line for every connection: a click acked on one is routed
@@ -173,6 +178,8 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	routing.Wait()
 	cancel()
 	stopRelay()
+	stopWatch()
+	homes.Wait()
 	close(errs)
 	err = ctx.Err()
 	if e, ok := <-errs; ok {

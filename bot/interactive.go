@@ -34,8 +34,11 @@ func (b *Bot) route(ctx context.Context, env *Envelope) []job {
 	case slack.InteractionTypeBlockActions:
 		return b.blockActionJobs(ctx, env)
 	case slack.InteractionTypeViewSubmission:
-		if cb.View.CallbackID == blocks.CallbackHandoff {
+		switch cb.View.CallbackID {
+		case blocks.CallbackHandoff:
 			return b.handoffJobs(ctx, env)
+		case blocks.CallbackAnswer:
+			return b.answerJobs(ctx, env)
 		}
 		sub, resp := b.checkSubmission(cb)
 		if sub == nil {
@@ -82,6 +85,12 @@ func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
 			return nil
 		}
 		return []job{{fn: func() { b.openHandoff(ctx, cb, ref) }}}
+	case blocks.KindAnswerForm:
+		env.Ack(nil)
+		if env.replayed {
+			return nil
+		}
+		return []job{{fn: func() { b.openAnswerForm(ctx, cb, ref) }}}
 	default:
 		return []job{{queue: ref.AskID, fn: func() { b.onAction(ctx, env, a, ref) }}}
 	}

@@ -10,8 +10,8 @@ import "encoding/json"
 var Scopes = []string{"chat:write", "im:write", "usergroups:read", "users:read", "channels:history", "groups:history", "im:history"}
 
 // Manifest returns the Slack app manifest (JSON) to paste into "Create an
-// app → From an app manifest": a bot user, Socket Mode, interactivity and
-// Scopes. name is the app's display name ("slackask" when empty). It
+// app → From an app manifest": a bot user, Socket Mode, interactivity,
+// the Home tab with the app_home_opened event, and Scopes. name is the app's display name ("slackask" when empty). It
 // returns an error only if the manifest cannot be encoded.
 func Manifest(name string) ([]byte, error) {
 	if name == "" {
@@ -26,12 +26,17 @@ func Manifest(name string) ([]byte, error) {
 		},
 		"features": map[string]any{
 			"bot_user": map[string]any{"display_name": name, "always_online": true},
+			// The Home tab holds each person's inbox; the Messages tab
+			// holds the asks DMed to them.
+			"app_home": map[string]any{"home_tab_enabled": true, "messages_tab_enabled": true, "messages_tab_read_only_enabled": false},
 		},
 		"oauth_config": map[string]any{
 			"scopes": map[string]any{"bot": Scopes},
 		},
 		"settings": map[string]any{
-			"interactivity":          map[string]any{"is_enabled": true},
+			"interactivity": map[string]any{"is_enabled": true},
+			// app_home_opened: a person opened the Home tab (published then).
+			"event_subscriptions":    map[string]any{"bot_events": []string{"app_home_opened"}},
 			"socket_mode_enabled":    true,
 			"org_deploy_enabled":     false,
 			"token_rotation_enabled": false,

@@ -83,6 +83,35 @@ type EnvelopeHandler interface {
 	Interactive(ctx context.Context, env *Envelope)
 }
 
+// EventHandler is implemented by an EnvelopeHandler that takes Events API
+// events (events_api envelopes, acked by the Socket before Event is
+// called: an event asks for nothing to be stored). Event must not block.
+type EventHandler interface {
+	Event(ctx context.Context, ev EventCallback)
+}
+
+// EventCallback is the part of an events_api payload's event the bot
+// reads.
+type EventCallback struct {
+	Type string `json:"type"`
+	User string `json:"user"`
+	Tab  string `json:"tab"`
+}
+
+// decodeEvent reads the event of an events_api frame; ok is false when it
+// does not decode.
+func decodeEvent(frame []byte) (ev EventCallback, ok bool) {
+	var env struct {
+		Payload struct {
+			Event EventCallback `json:"event"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(frame, &env) != nil {
+		return ev, false
+	}
+	return env.Payload.Event, true
+}
+
 // Envelope is one interactive envelope read from a connection, decoded.
 type Envelope struct {
 	ID      string
@@ -822,12 +851,20 @@ func (s *Socket) dispatch(ctx context.Context, f inbound, behind bool) {
 		return
 	}
 	typ, cb, err := decodeEnvelope(f.frame.Bytes())
+	var ev EventCallback
+	evOK := false
+	if typ == socketmode.RequestTypeEventsAPI {
+		ev, evOK = decodeEvent(f.frame.Bytes())
+	}
 	releaseFrame(f.frame) // the callback holds copies, not the frame's bytes
 	if slotted {
 		s.Slots.Release()
 	}
 	if typ != socketmode.RequestTypeInteractive {
 		env.Ack(nil)
+		if h, ok := s.Handler.(EventHandler); ok && evOK {
+			h.Event(ctx, ev)
+		}
 		return
 	}
 	if err != nil {

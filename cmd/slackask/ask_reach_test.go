@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +46,31 @@ func TestAskReachFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: %v, want an error naming the flag", args, err)
 		}
+	}
+}
+
+// The manifest enables the Home tab and subscribes to app_home_opened.
+func TestManifestEnablesHome(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(t.Context(), []string{"manifest"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var m struct {
+		Features struct {
+			AppHome struct {
+				Home bool `json:"home_tab_enabled"`
+			} `json:"app_home"`
+		} `json:"features"`
+		Settings struct {
+			Events struct {
+				Bot []string `json:"bot_events"`
+			} `json:"event_subscriptions"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Features.AppHome.Home || !slices.Contains(m.Settings.Events.Bot, "app_home_opened") {
+		t.Fatalf("manifest %s", out.String())
 	}
 }

@@ -54,6 +54,7 @@ var apiMethods = map[string]apiMethod{
 	"views.open":            {botToken, (*Server).viewsOpen},
 	"views.push":            {botToken, (*Server).viewsPush},
 	"views.update":          {botToken, (*Server).viewsUpdate},
+	"views.publish":         {botToken, (*Server).viewsPublish},
 }
 
 type apiRequest struct {

@@ -41,6 +41,11 @@ type Config struct {
 	// a tight loop is throttled while tests that restart a client a few
 	// times are not; negative means unlimited.
 	ConnectionsOpenPerMinute float64
+	// ViewsPublishPerMinute limits views.publish per workspace (Slack's
+	// Tier 4: 100 a minute) with a token bucket refilled by Now, burst 20:
+	// above it the call answers HTTP 429 with Retry-After. Default 100;
+	// negative means unlimited.
+	ViewsPublishPerMinute float64
 	// ConnectionsOpenBurst is the bucket's size: how many calls may follow
 	// each other without waiting (default 20).
 	ConnectionsOpenBurst int
@@ -74,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConnectionsOpenPerMinute == 0 {
 		c.ConnectionsOpenPerMinute = 60
+	}
+	if c.ViewsPublishPerMinute == 0 {
+		c.ViewsPublishPerMinute = 100
 	}
 	if c.ConnectionsOpenBurst <= 0 {
 		c.ConnectionsOpenBurst = 20

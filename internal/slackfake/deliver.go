@@ -56,11 +56,17 @@ type envelope struct {
 // view_submission payload is recorded as failed in front of the person
 // (FailedInteractions), also when ctx ended first.
 func (s *Server) Deliver(ctx context.Context, payload any) (json.RawMessage, error) {
+	return s.deliver(ctx, "interactive", payload, true)
+}
+
+// deliver sends payload in an envelope of type typ (interactive,
+// events_api) and waits for its ack, as Deliver.
+func (s *Server) deliver(ctx context.Context, typ string, payload any, acceptsResponse bool) (json.RawMessage, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("slackfake: marshalling payload: %w", err)
 	}
-	env := envelope{EnvelopeID: newUUID(), Type: "interactive", Payload: raw, AcceptsResponsePayload: true}
+	env := envelope{EnvelopeID: newUUID(), Type: typ, Payload: raw, AcceptsResponsePayload: acceptsResponse}
 	p := &pendingAck{id: env.EnvelopeID, ch: make(chan json.RawMessage, 1), expired: make(chan struct{}), payload: raw}
 	s.mu.Lock()
 	if s.closed {

@@ -37,6 +37,7 @@ type Server struct {
 	lastTS     int64                // last message ts in microseconds
 	ephemerals []Ephemeral
 	views      map[string]*viewRec
+	homes      map[string]*viewRec // user → published Home tab
 	viewSeq    int
 	triggers   map[string]*trigger
 	responses  map[string]responseTarget
@@ -60,6 +61,7 @@ func New(cfg Config) (srv *Server, err error) {
 		msgs:      map[string][]*msgRec{},
 		msgIndex:  map[msgKeyT]*msgRec{},
 		views:     map[string]*viewRec{},
+		homes:     map[string]*viewRec{},
 		triggers:  map[string]*trigger{},
 		responses: map[string]responseTarget{},
 		states:    map[string]map[string]*clientState{},

@@ -43,8 +43,9 @@ type viewRec struct {
 	errors                        map[string]string
 	open                          bool
 	updates                       int
-	seq                           int // view sequence at open/update: for WaitView
-	openSeq                       int // for stack order
+	seq                           int  // view sequence at open/update: for WaitView
+	openSeq                       int  // for stack order
+	home                          bool // a Home tab (views.publish), never a modal
 }
 
 type trigger struct {
@@ -176,7 +177,7 @@ func (s *Server) closeStackLocked(root string) {
 func (s *Server) wireView(v *viewRec) map[string]any {
 	out := maps.Clone(v.def)
 	maps.Copy(out, map[string]any{
-		"id": v.id, "team_id": s.cfg.TeamID, "type": "modal",
+		"id": v.id, "team_id": s.cfg.TeamID, "type": map[bool]string{false: "modal", true: "home"}[v.home],
 		"blocks":           nonNil(v.blocks),
 		"private_metadata": getStr(v.def, "private_metadata"),
 		"callback_id":      getStr(v.def, "callback_id"),
