@@ -47,6 +47,7 @@ import (
 	"math"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,20 @@ const (
 	reconnectMax = 5 * time.Second
 )
 
+// idleTxTimeout is how long the server lets a connection of the store sit
+// in a transaction without a statement before it ends the session (and
+// its transaction), unless the URL sets idle_in_transaction_session_timeout.
+// A write that emits events holds the one counter row of the events log
+// (eventsCTE) from its last statement to COMMIT, sent together; were a
+// replica cut off from the database between the two (a partition, not a
+// closed socket, which the server notices at once), every replica's
+// writes with events would wait for it until TCP gave up. A store's
+// transactions idle only while Update's fn runs, in memory.
+const (
+	idleTxParam   = "idle_in_transaction_session_timeout"
+	idleTxTimeout = 15 * time.Second
+)
+
 // IsURL reports whether s is a PostgreSQL URL (postgres:// or
 // postgresql://), which Open accepts.
 func IsURL(s string) bool {
@@ -132,6 +147,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	if o.schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams[idleTxParam]; !set {
+		cfg.ConnConfig.RuntimeParams[idleTxParam] = strconv.FormatInt(idleTxTimeout.Milliseconds(), 10)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

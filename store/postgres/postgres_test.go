@@ -239,3 +239,19 @@ func TestAckRelay(t *testing.T) {
 	u := pgtest.URL(t)
 	storetest.RunAckRelay(t, openURL(t, u), openURL(t, u))
 }
+
+// The store's connections end a transaction left idle (see idleTxTimeout),
+// unless the URL says otherwise.
+func TestIdleTransactionTimeout(t *testing.T) {
+	u := pgtest.URL(t)
+	for want, url := range map[string]string{"15s": u, "1234ms": u + "&" + idleTxParam + "=1234"} {
+		s := openURL(t, url)
+		var got string
+		if err := s.pool.QueryRow(t.Context(), "SHOW "+idleTxParam).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s = %q, want %q", idleTxParam, got, want)
+		}
+	}
+}
