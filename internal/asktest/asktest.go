@@ -29,7 +29,7 @@ const (
 // Call is one call of the service as a Hook sees it.
 type Call struct {
 	Op string
-	ID string               // the ask (empty for create and list)
+	ID string                // the ask (empty for create and list)
 	In *interaction.AskInput // create's input
 }
 
