@@ -7,6 +7,7 @@
 package asktest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -44,6 +45,25 @@ type Config struct {
 	IDFormat string
 	// Now stamps CreatedAt, EndedAt and events (default time.Now, UTC).
 	Now func() time.Time
+	// DefaultChannel is where asks that name no channel go.
+	DefaultChannel string
+}
+
+// CreateCall is one Create as the Fake saw it.
+type CreateCall struct {
+	At      time.Time
+	In      interaction.AskInput
+	AskID   string // the ask returned, if any
+	Created bool   // by this call (false: an idempotency key's ask)
+	Err     error
+}
+
+// WithdrawCall is one Withdraw (or WithdrawWithNote).
+type WithdrawCall struct {
+	At    time.Time
+	ID    string
+	Note  string
+	Ended bool // the call ended the ask (it was pending)
 }
 
 // Fake is the test double. It implements interaction.AskService,
@@ -56,9 +76,9 @@ type Fake struct {
 	asks     map[string]*entry
 	order    []string // ids, oldest first
 	byKey    map[string]string
-	inputs   []interaction.AskInput
+	creates  []CreateCall
 	calls    map[string]int
-	notes    []string // one per withdrawal, "" for a plain one
+	withdraw []WithdrawCall
 	filter   interaction.ListFilter
 	hook     Hook
 	notify   map[string]map[int]func(interaction.Ask)
@@ -125,9 +145,6 @@ func (f *Fake) FailNext(op string, errs ...error) {
 func (f *Fake) begin(ctx context.Context, c Call) error {
 	f.mu.Lock()
 	f.calls[c.Op]++
-	if c.In != nil {
-		f.inputs = append(f.inputs, *c.In)
-	}
 	h := f.hook
 	f.mu.Unlock()
 	if h != nil {
@@ -145,7 +162,12 @@ func (f *Fake) Create(ctx context.Context, in interaction.AskInput) (interaction
 // CreateIdempotent creates as Create does and reports whether this call
 // created the ask. A known idempotency key returns its ask when the
 // request is the same, IDEMPOTENCY_MISMATCH when it is not.
-func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
+func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a interaction.Ask, created bool, err error) {
+	defer func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.creates = append(f.creates, CreateCall{At: time.Now(), In: in, AskID: a.ID, Created: created, Err: err})
+	}()
 	if err := f.begin(ctx, Call{Op: OpCreate, In: &in}); err != nil {
 		return interaction.Ask{}, false, err
 	}
@@ -157,27 +179,63 @@ func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (i
 	}
 	if id, ok := f.byKey[in.IdempotencyKey]; ok && in.IdempotencyKey != "" {
 		e := f.asks[id]
-		if !slices.EqualFunc(e.in.Questions, in.Questions, func(a, b interaction.Question) bool { return a.ID == b.ID && a.Question == b.Question }) {
+		if e.in.Questions != nil && !slices.EqualFunc(e.in.Questions, in.Questions, func(a, b interaction.Question) bool { return a.ID == b.ID && a.Question == b.Question }) {
 			return interaction.Ask{}, false, interaction.Errorf(interaction.IdempotencyMismatch, "idempotencyKey %q was used for a different request", in.IdempotencyKey)
 		}
-		return e.ask, false, nil
+		return clone(e.ask), false, nil
 	}
-	a := interaction.Ask{
-		ID: fmt.Sprintf(f.cfg.IDFormat, len(f.order)+1), Status: interaction.StatusPending,
-		Questions: in.Questions, Agent: in.Agent, Channel: in.Channel, ThreadTS: in.ThreadTS, CreatedAt: f.cfg.Now(),
-		OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
+	n := len(f.order) + 1
+	a = interaction.Ask{
+		ID: fmt.Sprintf(f.cfg.IDFormat, n), Status: interaction.StatusPending,
+		Questions: in.Questions, Agent: in.Agent, Channel: cmp.Or(in.Channel, f.cfg.DefaultChannel), ThreadTS: in.ThreadTS,
+		TS: fmt.Sprintf("1700000000.%06d", n), CreatedAt: f.cfg.Now(), OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
 	}
-	f.asks[a.ID] = &entry{ask: a, in: in, done: make(chan struct{})}
-	f.order = append(f.order, a.ID)
-	if in.IdempotencyKey != "" {
-		f.byKey[in.IdempotencyKey] = a.ID
-	}
+	f.addLocked(a, in, in.IdempotencyKey)
 	f.emitLocked(a.ID, store.EventCreated, nil, nil)
 	select {
 	case f.Created <- a.ID:
 	default:
 	}
-	return a, true, nil
+	return clone(a), true, nil
+}
+
+// Seed stores a as if created earlier (before a restart), with its
+// idempotency key ("" for none).
+func (f *Fake) Seed(a interaction.Ask, key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.addLocked(clone(a), interaction.AskInput{}, key)
+	if a.Status.Ended() {
+		close(f.asks[a.ID].done)
+	}
+}
+
+func (f *Fake) addLocked(a interaction.Ask, in interaction.AskInput, key string) {
+	f.asks[a.ID] = &entry{ask: a, in: in, done: make(chan struct{})}
+	f.order = append(f.order, a.ID)
+	if key != "" {
+		f.byKey[key] = a.ID
+	}
+}
+
+// clone is a copy of a that shares nothing with it, as the service hands
+// out.
+func clone(a interaction.Ask) interaction.Ask {
+	c := a
+	c.Questions = slices.Clone(a.Questions)
+	if a.Agent != nil {
+		ag := *a.Agent
+		c.Agent = &ag
+	}
+	if a.Answer != nil {
+		ans := interaction.Answer{Answers: slices.Clone(a.Answer.Answers)}
+		c.Answer = &ans
+	}
+	if a.Error != nil {
+		e := *a.Error
+		c.Error = &e
+	}
+	return c
 }
 
 func (f *Fake) lookupLocked(id string) (*entry, error) {
@@ -204,7 +262,18 @@ func (f *Fake) Ask(id string) (interaction.Ask, error) {
 	if err != nil {
 		return interaction.Ask{}, err
 	}
-	return e.ask, nil
+	return clone(e.ask), nil
+}
+
+// ByKey returns the ask of an idempotency key.
+func (f *Fake) ByKey(key string) (interaction.Ask, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, ok := f.byKey[key]
+	if !ok {
+		return interaction.Ask{}, false
+	}
+	return clone(f.asks[id].ask), true
 }
 
 // Wait implements interaction.AskService: it returns the ask once it has
@@ -244,11 +313,12 @@ func (f *Fake) WithdrawWithNote(ctx context.Context, id, note string) (interacti
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	call := WithdrawCall{At: time.Now(), ID: id, Note: note}
+	defer func() { f.withdraw = append(f.withdraw, call) }()
 	e, err := f.lookupLocked(id)
 	if err != nil {
 		return interaction.Ask{}, err
 	}
-	f.notes = append(f.notes, note)
 	if !e.ask.Status.Ended() {
 		msg := "the caller withdrew the question"
 		if note != "" {
@@ -256,12 +326,13 @@ func (f *Fake) WithdrawWithNote(ctx context.Context, id, note string) (interacti
 		}
 		e.ask.Error = interaction.Errorf(interaction.AskAborted, "%s", msg)
 		f.endLocked(e, interaction.StatusAborted, nil, nil)
+		call.Ended = true
 	}
-	return e.ask, nil
+	return clone(e.ask), nil
 }
 
-// List implements interaction.AskService: newest first, filtered by
-// status and Before, at most Limit.
+// List implements interaction.AskService: newest first (by CreatedAt,
+// then id), filtered by status and Before, at most Limit (default 100).
 func (f *Fake) List(ctx context.Context, lf interaction.ListFilter) ([]interaction.Ask, error) {
 	if err := f.begin(ctx, Call{Op: OpList}); err != nil {
 		return nil, err
@@ -270,41 +341,66 @@ func (f *Fake) List(ctx context.Context, lf interaction.ListFilter) ([]interacti
 	defer f.mu.Unlock()
 	f.filter = lf
 	var out []interaction.Ask
-	for _, id := range slices.Backward(f.order) {
-		a := f.asks[id].ask
+	for _, e := range f.asks {
+		a := e.ask
 		if (lf.Status != "" && a.Status != lf.Status) || (!lf.Before.IsZero() && !a.CreatedAt.Before(lf.Before)) {
 			continue
 		}
-		if lf.Limit > 0 && len(out) == lf.Limit {
-			break
-		}
-		out = append(out, a)
+		out = append(out, clone(a))
 	}
-	return out, nil
+	slices.SortFunc(out, func(a, b interaction.Ask) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(f.seq(b.ID), f.seq(a.ID)), cmp.Compare(b.ID, a.ID))
+	})
+	return out[:min(len(out), cmp.Or(max(lf.Limit, 0), 100))], nil
 }
+
+// seq is the place of id in the order of creation.
+func (f *Fake) seq(id string) int { return slices.Index(f.order, id) }
 
 // End ends ask id with status st as a person or the clock would: answered
 // takes ans (a default answer to the first question when nil) and by;
-// a second end is ignored, as the service ends an ask exactly once.
-func (f *Fake) End(id string, st interaction.Status, ans *interaction.Answer, by *interaction.User) {
+// cancelled and expired get the error the service gives them. An ended
+// or unknown ask is left alone (the service ends an ask exactly once);
+// End reports whether it ended it.
+func (f *Fake) End(id string, st interaction.Status, ans *interaction.Answer, by *interaction.User) bool {
+	return f.Finish(id, func(a *interaction.Ask) {
+		a.Status = st
+		switch st {
+		case interaction.StatusAnswered:
+			if ans == nil {
+				item := interaction.AnswerItem{}
+				if len(a.Questions) > 0 {
+					q := a.Questions[0]
+					item.ID = q.ID
+					if len(q.Options) > 0 {
+						item.Selected = []string{q.Options[0].Label}
+					}
+				}
+				ans = &interaction.Answer{Answers: []interaction.AnswerItem{item}}
+			}
+			a.Answer, a.AnsweredBy = ans, by
+		case interaction.StatusCancelled:
+			a.Error = interaction.Errorf(interaction.AskCancelled, "a person cancelled the question")
+		case interaction.StatusExpired:
+			a.Error = interaction.Errorf(interaction.AskTimeout, "nobody answered before the deadline")
+		case interaction.StatusAborted:
+			a.Error = interaction.Errorf(interaction.AskAborted, "the caller withdrew the question")
+		}
+	})
+}
+
+// Finish ends pending ask id as fn says (fn sets Status and what goes
+// with it); false when the ask is unknown or has ended.
+func (f *Fake) Finish(id string, fn func(a *interaction.Ask)) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e, ok := f.asks[id]
 	if !ok || e.ask.Status.Ended() {
-		return
+		return false
 	}
-	if st == interaction.StatusAnswered && ans == nil {
-		item := interaction.AnswerItem{}
-		if len(e.ask.Questions) > 0 {
-			q := e.ask.Questions[0]
-			item.ID = q.ID
-			if len(q.Options) > 0 {
-				item.Selected = []string{q.Options[0].Label}
-			}
-		}
-		ans = &interaction.Answer{Answers: []interaction.AnswerItem{item}}
-	}
-	f.endLocked(e, st, ans, by)
+	fn(&e.ask)
+	f.endLocked(e, e.ask.Status, e.ask.Answer, e.ask.AnsweredBy)
+	return true
 }
 
 func (f *Fake) endLocked(e *entry, st interaction.Status, ans *interaction.Answer, by *interaction.User) {
@@ -315,8 +411,9 @@ func (f *Fake) endLocked(e *entry, st interaction.Status, ans *interaction.Answe
 	}
 	f.emitLocked(e.ask.ID, store.EventEnded, by, map[string]any{"status": st, "by": by})
 	close(e.done)
+	ended := clone(e.ask)
 	for _, fn := range f.notify[e.ask.ID] { // with the lock held, as Notify allows
-		fn(e.ask)
+		fn(ended)
 	}
 	delete(f.notify, e.ask.ID)
 }
@@ -412,7 +509,25 @@ func (f *Fake) Calls(op string) int {
 func (f *Fake) Inputs() []interaction.AskInput {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.inputs)
+	out := make([]interaction.AskInput, len(f.creates))
+	for i, c := range f.creates {
+		out[i] = c.In
+	}
+	return out
+}
+
+// Creates returns every Create, in order.
+func (f *Fake) Creates() []CreateCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.creates)
+}
+
+// Withdrawals returns every Withdraw, in order.
+func (f *Fake) Withdrawals() []WithdrawCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.withdraw)
 }
 
 // Len returns how many asks were created.
@@ -425,9 +540,11 @@ func (f *Fake) Len() int {
 // Notes returns the note of every withdrawal, in order ("" for a plain
 // one).
 func (f *Fake) Notes() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.notes)
+	var out []string
+	for _, w := range f.Withdrawals() {
+		out = append(out, w.Note)
+	}
+	return out
 }
 
 // Filter returns the filter of the last List.
