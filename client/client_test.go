@@ -204,7 +204,7 @@ func TestForeignServer(t *testing.T) {
 	}
 	// A slackask 500 is not retried either; its 503 is.
 	f := newFake()
-	api := httpapi.New(f, httpapi.Options{Token: token})
+	api := newAPI(t, f)
 	internal := &flaky{h: api, match: func(*http.Request) bool { return true }, fail: func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -220,7 +220,7 @@ func TestForeignServer(t *testing.T) {
 	busy.n.Store(2)
 	ts2 := httptest.NewServer(busy)
 	defer ts2.Close()
-	go func() { f.end(<-f.created, interaction.StatusAnswered) }()
+	go func() { f.End(<-f.Created, interaction.StatusAnswered, nil, nil) }()
 	if a, err := newClient(t, ts2.URL).AskAndWait(context.Background(), input); err != nil || a.Status != interaction.StatusAnswered || busy.hits.Load() != 2 {
 		t.Fatalf("slackask 503 retried: %+v %v after %d", a, err, busy.hits.Load())
 	}
