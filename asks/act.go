@@ -23,6 +23,9 @@ type Act struct {
 	Workspace, App string
 	// Channel and TS name the message acted on, which must be the ask's.
 	Channel, TS string
+	// Ref names the view acted on as the surface names its copies
+	// (Copy.Ref): an act on a copy of the ask is an act on the ask.
+	Ref string
 	// Form is set for an act from a form (modal) rather than the message:
 	// there is no message to check, and Rev is not used.
 	Form bool
@@ -313,6 +316,10 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 	if patient && r.Status == interaction.StatusPending && r.TS == "" {
 		return errNotPosted
 	}
+	onMain := a.Channel == r.Channel && a.TS == r.TS && r.TS != ""
+	if patient && r.Status == interaction.StatusPending && !a.Form && !onMain && !onCopy(a, r) && copyPosting(r) {
+		return errNotPosted // a copy shown before its post returned its reference to us
+	}
 	var reason string
 	switch {
 	case a.By.ID == "":
@@ -321,7 +328,7 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 		reason = "team differs"
 	case r.AppID != "" && a.App != "" && a.App != r.AppID:
 		reason = "app differs"
-	case !a.Form && (a.Channel != r.Channel || a.TS != r.TS || r.TS == ""):
+	case !a.Form && !onMain && !onCopy(a, r):
 		reason = "channel or message differs"
 	}
 	if reason != "" {

@@ -72,6 +72,10 @@ type Service struct {
 	bg      sync.WaitGroup // reminders and resolutions in flight
 	stats   stats
 	posting posting
+	// draining holds the post queues this process drains right now;
+	// holder names this process in the store's leases.
+	draining posting
+	holder   string
 	// recovered is closed once recover has looked at every record an
 	// earlier process left; until then the dispatcher holds what it
 	// claims unsynced, as recovery would. (Tests wait for it before they
@@ -106,6 +110,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.PostTimeout = 30 * time.Second
 	}
 	s := &Service{cfg: cfg, store: cfg.Store, surface: cfg.Surface, clock: cfg.Clock, log: cfg.Logger, recovered: make(chan struct{})}
+	s.holder = newID()
 	s.waiters.init()
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.syncer = newSyncer(s)
@@ -246,6 +251,9 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 	if err == nil {
 		err = s.prepareReach(&rec, in)
 	}
+	if err == nil {
+		err = s.dmCopies(ctx, &rec)
+	}
 	if err != nil {
 		return interaction.Ask{}, false, fmt.Errorf("asks create: %w", err)
 	}
@@ -268,7 +276,13 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 			return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
 		}
 	}
-	rec, err = s.post(ctx, rec)
+	var rl *RateLimited
+	if s.queuedAhead(ctx, rec) {
+		// Asks wait for this conversation: behind them, in order.
+		rec, err = s.enqueue(ctx, rec, s.now().Add(queueStep))
+	} else if rec, err = s.post(ctx, rec); errors.As(err, &rl) {
+		rec, err = s.enqueue(ctx, rec, s.now().Add(rl.RetryAfter))
+	}
 	if errors.Is(err, ErrOutcomeUnknown) {
 		// The message may have landed: keep the ask and find out (after
 		// this create's post has let go of it), never post blindly again.
@@ -280,7 +294,7 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 	}
 	s.sched.add(rec)
 	s.stats.created.Add(1)
-	return rec.Ask, true, nil
+	return s.withPlace(ctx, rec), true, nil
 }
 
 // dropUnposted removes a record whose message could not be posted, so
@@ -337,7 +351,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	}
 	switch {
 	case in.Responses.All:
-		people, err := s.expand(ctx, rec.Responders)
+		people, err := s.people(ctx, rec.Responders, `responses "all"`)
 		if err != nil {
 			return Record{}, err
 		}
@@ -384,11 +398,11 @@ func mostPeople(rec Record) (n int, ok bool) {
 	return len(seen), true
 }
 
-// expand lists the people behind responders for an ask that waits for
-// "all" of them: users as given, user groups replaced by their members,
-// each person once, in order. More than interaction.MaxResponders people
-// is INVALID_QUESTION; a group that cannot be read is SLACK_ERROR.
-func (s *Service) expand(ctx context.Context, responders []string) ([]string, error) {
+// people lists the people behind responders, for what needs them (named
+// in errors): users as given, user groups replaced by their members, each
+// person once, in order. More than interaction.MaxResponders people is
+// INVALID_QUESTION; a group that cannot be read is SLACK_ERROR.
+func (s *Service) people(ctx context.Context, responders []string, what string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(u string) {
@@ -404,7 +418,7 @@ func (s *Service) expand(ctx context.Context, responders []string) ([]string, er
 		}
 		members, err := s.surface.Members(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("responses \"all\": the members of user group %s: %w", id, err)
+			return nil, fmt.Errorf("%s: the members of user group %s: %w", what, id, err)
 		}
 		for _, m := range members {
 			add(m)
@@ -412,9 +426,9 @@ func (s *Service) expand(ctx context.Context, responders []string) ([]string, er
 	}
 	switch {
 	case len(out) == 0:
-		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": the responders' groups have no members`)
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `%s: the responders' groups have no members`, what)
 	case len(out) > interaction.MaxResponders:
-		return nil, interaction.Errorf(interaction.InvalidQuestion, `responses "all": %d people, at most %d`, len(out), interaction.MaxResponders)
+		return nil, interaction.Errorf(interaction.InvalidQuestion, `%s: %d people, at most %d`, what, len(out), interaction.MaxResponders)
 	}
 	return out, nil
 }
@@ -470,7 +484,7 @@ func (s *Service) Get(ctx context.Context, id string) (interaction.Ask, error) {
 	if err != nil {
 		return interaction.Ask{}, fmt.Errorf("asks get: %w", err)
 	}
-	return rec.Ask, nil
+	return s.withPlace(ctx, rec), nil
 }
 
 // Wait implements interaction.AskService.

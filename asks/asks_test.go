@@ -39,10 +39,18 @@ type surface struct {
 	found     map[string]string   // FindPosted's answer per ask id
 	groups    map[string][]string // members per group
 	postErr   error
+	// copies: posts and updates of copies, the revision and status each
+	// copy (by ref) shows, FindCopy's answer per ask id/target.
+	copyPosts, copyUpdates []Record
+	copyShows              map[string]int
+	copyStatus             map[string]interaction.Status
+	foundCopy              map[string]string
+	copyErr                error
 }
 
 func newSurface() *surface {
-	return &surface{found: map[string]string{}, groups: map[string][]string{}}
+	return &surface{found: map[string]string{}, groups: map[string][]string{},
+		copyShows: map[string]int{}, copyStatus: map[string]interaction.Status{}, foundCopy: map[string]string{}}
 }
 
 func (f *surface) Home() (string, string) { return team, "A0APP" }
@@ -78,6 +86,35 @@ func (f *surface) FindPosted(_ context.Context, rec Record) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.found[rec.ID], nil
+}
+
+func (f *surface) PostCopy(_ context.Context, rec Record, c Copy) (Posted, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.copyErr != nil {
+		return Posted{}, f.copyErr
+	}
+	f.n++
+	f.copyPosts = append(f.copyPosts, store.Clone(rec))
+	at := Posted{Channel: "D" + c.For + c.In, TS: fmt.Sprintf("1700000000.%06d", f.n)}
+	at.Ref = at.Channel + "/" + at.TS
+	f.copyShows[at.Ref] = rec.Rev
+	return at, nil
+}
+
+func (f *surface) UpdateCopy(_ context.Context, rec Record, c Copy) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.copyUpdates = append(f.copyUpdates, store.Clone(rec))
+	f.copyShows[c.Ref] = rec.Rev
+	f.copyStatus[c.Ref] = rec.Status
+	return nil
+}
+
+func (f *surface) FindCopy(_ context.Context, rec Record, c Copy) (Posted, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return Posted{Ref: f.foundCopy[rec.ID+"/"+c.For+c.In]}, nil
 }
 
 func (f *surface) InGroup(_ context.Context, group, user string) (bool, error) {

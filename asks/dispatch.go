@@ -166,7 +166,10 @@ func (s *Service) nextWake(r *Record) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !r.Status.Ended() {
-		if r.TS == "" {
+		switch {
+		case r.TS == "" && r.PostQueue != "":
+			earliest(c.pacedLocked(r.ID, dutyPost, latest(r.PostAt, r.CreatedAt)))
+		case r.TS == "":
 			earliest(c.pacedLocked(r.ID, dutyPost, r.CreatedAt.Add(postGrace)))
 		}
 		if r.ExpiresAt != nil {
@@ -176,6 +179,7 @@ func (s *Service) nextWake(r *Record) time.Time {
 			earliest(r.RemindAt)
 		}
 	}
+	earliest(c.pacedLocked(r.ID, dutyCopy, copiesDue(*r)))
 	if r.TS != "" && !r.Synced {
 		when := now.Add(syncGrace)
 		if until := c.held[r.ID]; until.After(when) {
@@ -284,12 +288,30 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 	s := c.s
 	now := s.now()
 	if !rec.Status.Ended() {
-		if rec.TS == "" && !rec.CreatedAt.Add(postGrace).After(now) {
-			if err := s.postLeft(ctx, rec); err != nil {
+		var err error
+		ran := true
+		switch {
+		case rec.TS == "" && rec.PostQueue != "" && !latest(rec.PostAt, rec.CreatedAt).After(now):
+			err = s.postQueued(ctx, rec)
+		case rec.TS == "" && rec.PostQueue == "" && !rec.CreatedAt.Add(postGrace).After(now):
+			err = s.postLeft(ctx, rec)
+		default:
+			ran = false
+		}
+		if ran {
+			if err != nil {
 				c.failed(rec.ID, dutyPost)
 				s.log.Error().Err(err).Str("ask", rec.ID).Msg("post of an ask left unposted failed")
 			} else {
 				c.succeeded(rec.ID, dutyPost)
+			}
+		}
+		if at := copiesDue(rec); !at.IsZero() && !at.After(now) {
+			if err := s.postCopies(ctx, rec); err != nil {
+				c.failed(rec.ID, dutyCopy)
+				s.log.Warn().Err(err).Str("ask", rec.ID).Msg("posting the ask's copies failed; retrying later")
+			} else {
+				c.succeeded(rec.ID, dutyCopy)
 			}
 		}
 		switch {
@@ -327,6 +349,14 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		}
 	}
 	s.rewake(context.WithoutCancel(ctx), rec.ID)
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // rewake stores the record's next WakeAt as nextWake computes it now (a

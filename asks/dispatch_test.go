@@ -559,3 +559,27 @@ func TestDueSyncRendersTheRecordAsItStands(t *testing.T) {
 		t.Fatalf("after the claim: rev %d shown, %d updates (%d before)", u.Rev, r.surf.count(&r.surf.updates, ask.ID), n)
 	}
 }
+
+// A change made while the update of the one before is in flight is
+// rendered once: the update that lands finds the record moved on and
+// renders the newer one itself, and the mark of that change is then in
+// step already (issue 29: chat.update per visible change).
+func TestChangeDuringAnUpdateIsRenderedOnce(t *testing.T) {
+	base := newSurface()
+	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	r := newReplicas(t, held)
+	r.surf = base
+	r.run(0)
+	ctx := context.Background()
+	ask := r.create(0)
+	r.other(0, ask, 0, "first")
+	<-held.entered               // rev 2 is being rendered
+	r.other(0, ask, 1, "second") // rev 3, marked while rev 2 is in flight
+	close(held.release)
+	<-held.landed
+	waitFor(t, "synced", func() bool { return r.get(ask.ID).Synced })
+	r.svcs[0].syncer.waitIdle(ctx)
+	if u, _ := base.lastUpdate(ask.ID); u.Rev != 3 || base.count(&base.updates, ask.ID) != 2 {
+		t.Fatalf("last rendering rev %d after %d updates, want rev 3 after 2 (one per change)", u.Rev, base.count(&base.updates, ask.ID))
+	}
+}

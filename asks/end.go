@@ -69,6 +69,7 @@ func (s *Service) endRecord(r *Record, e ending) {
 	r.Emit(store.EventEnded, e.by, endedData{Status: e.status, By: e.by})
 	r.Rev++
 	r.Synced = false
+	leaveQueue(r) // never posted now: the queue moves on
 	s.armCallback(r, now)
 }
 

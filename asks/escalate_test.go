@@ -248,6 +248,7 @@ func TestHandOff(t *testing.T) {
 		r, ns := newNoticeRig(t)
 		r.run()
 		ask := r.create(interaction.AskInput{Request: twoQuestions(), Responders: []string{alice}, Notify: interaction.NotifyDM})
+		synctest.Wait() // alice's DM copy is posted (notified, dm)
 		if _, err := r.svc.Check(context.Background(), click(ask, bob)); !errors.Is(err, ErrRefused) {
 			t.Fatalf("bob before the hand-off: %v", err)
 		}
@@ -268,7 +269,7 @@ func TestHandOff(t *testing.T) {
 		if got := ns.all(); len(got) != 1 || got[0].To.ID != bob || !got[0].DM || got[0].Step != -1 {
 			t.Fatalf("notices %+v", got)
 		}
-		wantReachKinds(t, r.st, ask.ID, store.EventHandedOff, store.EventNotified)
+		wantReachKinds(t, r.st, ask.ID, store.EventNotified, store.EventHandedOff, store.EventNotified)
 		for _, who := range []string{alice, bob} {
 			if _, err := r.svc.Check(context.Background(), click(ask, who)); err != nil {
 				t.Fatalf("%s after the hand-off: %v", who, err)

@@ -69,6 +69,9 @@ func setPosted(r *Record, channel, ts string) {
 	news := ts != "" && (r.TS != ts || r.Channel != channel)
 	first := r.TS == ""
 	r.Channel, r.TS = channel, ts
+	if ts != "" {
+		leaveQueue(r) // posted: out of its post queue
+	}
 	if news {
 		r.Emit(store.EventPosted, nil, postedData{Channel: channel, TS: ts})
 		if first {

@@ -93,7 +93,7 @@ var errNotSettled = errors.New("asks: the ask's post is not settled")
 // that a retry arriving at another replica while the first one posts
 // never posts a second message.
 func (s *Service) resolveLeft(rec Record) {
-	if rec.TS == "" {
+	if rec.TS == "" && rec.PostQueue == "" { // a queued ask is posted by its queue
 		s.settle(rec, s.now().Sub(rec.CreatedAt) > s.cfg.PostTimeout+5*time.Second)
 	}
 }

@@ -65,7 +65,7 @@ func (s *Service) recover(ctx context.Context) {
 		return
 	}
 	for _, rec := range pending {
-		if rec.TS == "" && rec.CreatedAt.Before(start) && start.Before(rec.CreatedAt.Add(postGrace)) {
+		if rec.TS == "" && rec.PostQueue == "" && rec.CreatedAt.Before(start) && start.Before(rec.CreatedAt.Add(postGrace)) {
 			// Stored by an earlier process (or another replica) and not
 			// yet posted. Its post may still be in flight: Slack finishes
 			// a request whose client was killed, after this start. So

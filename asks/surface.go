@@ -3,6 +3,8 @@ package asks
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/slackask/slackask/store"
 )
@@ -10,6 +12,9 @@ import (
 // Record is the durable record of an ask, as the lifecycle hands it to the
 // chat surface (an alias, so that adapters need not import store).
 type Record = store.Record
+
+// Copy is one further view of an ask (store.Copy).
+type Copy = store.Copy
 
 // Surface is the chat surface the lifecycle shows asks on: what it needs
 // from a chat service, in its own terms. The Slack adapter (package bot)
@@ -34,6 +39,17 @@ type Surface interface {
 	// (a post that landed before a crash kept its ts from the record) and
 	// returns its ts, or "" when there is none.
 	FindPosted(ctx context.Context, rec Record) (ts string, err error)
+	// PostCopy posts a copy of rec's message as c says (a direct message
+	// to c.For, or a message in c.In) and says where it landed (Ref set).
+	// Errors as for Post (RateLimited,
+	// ErrOutcomeUnknown, else a definite refusal).
+	PostCopy(ctx context.Context, rec Record, c Copy) (Posted, error)
+	// UpdateCopy makes the posted copy c (c.Ref) show rec.
+	UpdateCopy(ctx context.Context, rec Record, c Copy) error
+	// FindCopy looks for a copy c of rec posted since rec was created (a
+	// post that landed before a crash kept its reference from the record)
+	// and says where it is (Ref "" when there is none).
+	FindCopy(ctx context.Context, rec Record, c Copy) (Posted, error)
 	// InGroup reports whether user belongs to the responder group; an
 	// error means it could not tell (the act is then refused).
 	InGroup(ctx context.Context, group, user string) (bool, error)
@@ -50,10 +66,14 @@ type Opener interface {
 	Opened() <-chan struct{}
 }
 
-// Posted is where a message landed.
+// Posted is where a view of an ask landed, as the surface names it.
+// Channel and TS name the place for people (the resource's channel/ts of
+// the main message; the audit trail's posted events), and Ref is a copy's
+// reference (Copy.Ref): the lifecycle passes them on and never reads them.
 type Posted struct {
 	Channel string // the conversation
 	TS      string // the message
+	Ref     string // a copy's reference; "" for the main message
 }
 
 // ErrOutcomeUnknown marks a Post error after which the message may or may
@@ -62,6 +82,18 @@ type Posted struct {
 // (FindPosted) before it ever posts it again. Every other Post error is a
 // definite refusal: nothing was posted.
 var ErrOutcomeUnknown = errors.New("the post's outcome is unknown")
+
+// RateLimited is a Post error: the surface refused the post for its rate
+// limit (nothing was posted) and the conversation takes posts again after
+// RetryAfter. A rate limit never fails an ask: the lifecycle queues it
+// (Ask.Posting "queued") and posts it when the conversation's turn comes.
+type RateLimited struct {
+	RetryAfter time.Duration
+}
+
+func (e *RateLimited) Error() string {
+	return fmt.Sprintf("rate limited: retry after %v", e.RetryAfter)
+}
 
 // Permalinker is implemented by a Surface that can link to a posted
 // message. The lifecycle asks once per message, right after the post, and

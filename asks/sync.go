@@ -81,6 +81,12 @@ func (y *syncer) startLocked(id string) {
 }
 
 func (y *syncer) loop(ctx context.Context, id string) {
+	// rendered is the Version of the newest record whose rendering landed
+	// and was checked against the store (syncMessage): a record marked
+	// meanwhile that is no newer is in step already. (An update that
+	// found the record moved on renders the newer one itself; the mark of
+	// that change, made before, would otherwise send it a second time.)
+	var rendered int64
 	for {
 		y.mu.Lock()
 		rec, ok := y.latest[id]
@@ -90,28 +96,37 @@ func (y *syncer) loop(ctx context.Context, id string) {
 			y.mu.Unlock()
 			return
 		}
+		if rec.Version <= rendered {
+			y.mu.Unlock()
+			continue
+		}
 		y.inflight[id] = rec.Version
 		y.mu.Unlock()
-		y.syncWithRetry(ctx, rec)
+		if y.syncWithRetry(ctx, rec) {
+			y.mu.Lock()
+			rendered = y.inflight[id]
+			y.mu.Unlock()
+		}
 	}
 }
 
 // syncWithRetry makes one attempt at bringing the message of rec in step
-// at once; a failure is left to the dispatcher, which retries with
-// backoff (on whichever replica claims the record) until the message
-// matches the record.
-func (y *syncer) syncWithRetry(ctx context.Context, rec Record) {
+// at once and reports whether it did; a failure is left to the
+// dispatcher, which retries with backoff (on whichever replica claims the
+// record) until the message matches the record.
+func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
 	err := y.s.syncMessage(ctx, rec)
 	if err == nil {
 		y.s.sched.succeeded(rec.ID, dutySync)
-		return
+		return true
 	}
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	y.s.log.Warn().Err(err).Str("ask", rec.ID).Msg("message update failed; retrying later")
 	y.s.sched.failed(rec.ID, dutySync)
 	y.s.rewake(context.WithoutCancel(ctx), rec.ID)
+	return false
 }
 
 // syncMessage updates the message of rec to show it; once the update
@@ -136,6 +151,15 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 			return err
 		}
 		s.stats.updates.Add(1)
+		for _, c := range rec.Copies {
+			if c.Ref == "" {
+				continue
+			}
+			if err := s.surface.UpdateCopy(ctx, rec, c); err != nil {
+				return err
+			}
+			s.stats.updates.Add(1)
+		}
 		held := s.sched.holding(rec.ID)
 		var newer *Record
 		_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {

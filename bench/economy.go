@@ -140,6 +140,7 @@ type rateResult struct {
 	Attempts  int           // chat.postMessage calls for the channel
 	Limited   int           // of which answered 429
 	MaxWaited time.Duration // longest POST
+	Queued    int           // 201 answers that said "posting": "queued"
 }
 
 // rateLimitBench posts asks to channels limited to 1 message/s (the fake's
@@ -209,7 +210,7 @@ func (r *rig) rateLimitBench(ctx context.Context) ([]rateResult, error) {
 				in := typicalAsk(i)
 				in.Channel = ch
 				t0 := time.Now()
-				ask, err := a.create(ctx, in)
+				ask, err := a.createQueued(ctx, in)
 				waited := time.Since(t0)
 				cmu.Lock()
 				defer cmu.Unlock()
@@ -222,6 +223,9 @@ func (r *rig) rateLimitBench(ctx context.Context) ([]rateResult, error) {
 					return
 				}
 				res.Created++
+				if ask.Posting == interaction.PostingQueued {
+					res.Queued++
+				}
 				created[ci][i] = ask.ID
 			})
 		}
@@ -236,7 +240,9 @@ func (r *rig) rateLimitBench(ctx context.Context) ([]rateResult, error) {
 					return
 				}
 				cmu.Lock()
-				settled := res.Created+res.Failed == n
+				// Every create answered and every created ask (queued
+				// ones too) has its message.
+				settled := res.Created+res.Failed == n && c >= res.Created
 				cmu.Unlock()
 				if settled {
 					res.Took = at.Sub(start)
@@ -297,4 +303,110 @@ func checkChannel(fake *slackfake.Server, res *rateResult, created []string) {
 			res.Strays += seen[id]
 		}
 	}
+}
+
+// dmResult is the Web API calls per ask with notify "dm" to five people.
+type dmResult struct {
+	Asks   int
+	People int
+	PerAsk map[string]float64 // method → calls per ask
+}
+
+// dmEconomyBench creates asks (one menu question) in the channel with
+// notify "dm" to five responders, waits for the five DMs, has one person
+// answer in their DM, waits until the channel message and every DM are
+// drawn ended, and counts the Web API calls per ask.
+func (r *rig) dmEconomyBench(ctx context.Context) (*dmResult, error) {
+	const people = 5
+	fake, err := newFake(slackfake.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer fake.Close()
+	db := filepath.Join(r.dir, "dm.db")
+	defer os.Remove(db)
+	p, err := r.startSlackask(fake, slackaskOpts{db: db})
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop() //nolint:errcheck
+	if _, err := p.waitReady(30 * time.Second); err != nil {
+		return nil, err
+	}
+	a := newAPI(p.base, 4)
+	defer a.close()
+	before := countCalls(fake)
+	n := r.cfg.economyAsks
+	for i := range n {
+		if err := dmFlow(ctx, fake, a, i, people); err != nil {
+			return nil, fmt.Errorf("dm flow %d: %w\n%s", i, err, p.tailText())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // anything late would show up
+	after := countCalls(fake)
+	res := &dmResult{Asks: n, People: people, PerAsk: map[string]float64{}}
+	for m, c := range after {
+		if d := c - before[m]; d > 0 {
+			res.PerAsk[m] = float64(d) / float64(n)
+		}
+	}
+	return res, nil
+}
+
+func dmFlow(ctx context.Context, fake *slackfake.Server, a *api, i, people int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	in := interaction.AskInput{Request: interaction.Request{
+		Agent: &interaction.Agent{ID: "bench", Name: "Bench agent"},
+		Questions: []interaction.Question{{ID: "go", Question: fmt.Sprintf("Deploy build %d?", i), Display: interaction.DisplayMenu,
+			Options: []interaction.Option{{Label: "Deploy"}, {Label: "Hold"}}}},
+	}, Notify: interaction.NotifyDM}
+	for k := range people {
+		in.Responders = append(in.Responders, personID(i*people+k))
+	}
+	ask, err := a.create(ctx, in)
+	if err != nil {
+		return err
+	}
+	done := poll(ctx, a, ask.ID, time.Minute)
+	// The DMs: one message of the ask in each responder's DM.
+	dms := map[string]string{} // person → ts in their DM
+	if err := fake.WaitFor(ctx, func() bool {
+		for _, u := range in.Responders {
+			for _, m := range fake.Messages(slackfake.DMChannelID(u)) {
+				if blocks.MessageAskID(m.Blocks) == ask.ID {
+					dms[u] = m.TS
+				}
+			}
+		}
+		return len(dms) == people
+	}); err != nil {
+		return fmt.Errorf("%d of %d DMs: %w", len(dms), people, err)
+	}
+	who := in.Responders[people-1]
+	if _, err := fake.Person(who).Select(ctx, slackfake.DMChannelID(who), dms[who], control(0, "select"), "Deploy"); err != nil {
+		return err
+	}
+	res := <-done
+	if res.err != nil {
+		return res.err
+	}
+	if res.ask.Status != interaction.StatusAnswered || res.ask.AnsweredBy == nil || res.ask.AnsweredBy.ID != who {
+		return fmt.Errorf("caller got %+v", res.ask)
+	}
+	drawnEnded := func(ch, ts string) bool {
+		m, ok := fake.Message(ch, ts)
+		return ok && !strings.Contains(string(m.Blocks), `"type":"actions"`)
+	}
+	return fake.WaitFor(ctx, func() bool {
+		if !drawnEnded(ask.Channel, ask.TS) {
+			return false
+		}
+		for u, ts := range dms {
+			if !drawnEnded(slackfake.DMChannelID(u), ts) {
+				return false
+			}
+		}
+		return true
+	})
 }

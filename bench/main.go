@@ -185,6 +185,7 @@ type report struct {
 	Scale     []scaleLevel           `json:",omitempty"`
 	Restart   *restartResult         `json:",omitempty"`
 	Economy   *economyResult         `json:",omitempty"`
+	EconomyDM *dmResult              `json:",omitempty"`
 	RateLimit []rateResult           `json:",omitempty"`
 	Errors    []string               `json:",omitempty"`
 	cfg       config
@@ -414,6 +415,14 @@ func run(ctx context.Context, cfg config, logf func(string, ...any)) (*report, e
 		rep.Economy = res
 		if err != nil {
 			fail("economy", err)
+		}
+		if ctx.Err() == nil {
+			logf("Slack API economy: %d asks with notify \"dm\" to 5 people", cfg.economyAsks)
+			dm, err := r.dmEconomyBench(ctx)
+			rep.EconomyDM = dm
+			if err != nil {
+				fail("economy dm", err)
+			}
 		}
 	}
 	// The rate-limited run mostly waits (one post a second): it runs

@@ -232,10 +232,20 @@ func (r *report) markdown() string {
 			e.PerAsk["chat.postMessage"] == 1 && e.PerAsk["chat.update"] == float64(e.Visible)))
 	}
 
+	if e := r.EconomyDM; e != nil {
+		w("### Slack API economy: notify \"dm\" to %d people\n\n", e.People)
+		w("Flow (%d asks): the ask in the channel with notify \"dm\" to %d responders (a DM each); one answers in their DM; the channel message and every DM drawn ended.\n\n", e.Asks, e.People)
+		w("| method | calls per ask |\n|---|---:|\n")
+		for _, m := range slices.Sorted(maps.Keys(e.PerAsk)) {
+			w("| %s | %.2f |\n", m, e.PerAsk[m])
+		}
+		w("\n")
+	}
+
 	if len(r.RateLimit) > 0 {
 		n := r.RateLimit[0].Asks
 		w("### Rate-limited posting: %d asks at once to one channel limited to 1 message/s (burst 3)\n\n", n)
-		w("| channel | minimum | took | over minimum | created | failed | messages | lost | duplicated | postMessage calls (429s) | slowest POST |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		w("| channel | minimum | took | over minimum | created (queued) | failed | messages | lost | duplicated | postMessage calls (429s) | slowest POST |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		var overs []float64
 		clean := true
 		for _, c := range r.RateLimit {
@@ -248,8 +258,8 @@ func (r *report) markdown() string {
 			if c.Lost+c.Dupes+c.Strays+c.Failed > 0 || c.Messages != c.Asks {
 				clean = false
 			}
-			w("| %s | %.0f s | %.1f s | %s | %d | %d | %d | %d | %d | %d (%d) | %.1f s |\n", c.Channel, c.Minimum.Seconds(), c.Took.Seconds(), overCell,
-				c.Created, c.Failed, c.Messages, c.Lost, c.Dupes, c.Attempts, c.Limited, c.MaxWaited.Seconds())
+			w("| %s | %.0f s | %.1f s | %s | %d (%d) | %d | %d | %d | %d | %d (%d) | %.1f s |\n", c.Channel, c.Minimum.Seconds(), c.Took.Seconds(), overCell,
+				c.Created, c.Queued, c.Failed, c.Messages, c.Lost, c.Dupes, c.Attempts, c.Limited, c.MaxWaited.Seconds())
 		}
 		if len(r.RateLimit) > 1 {
 			w("\nThe %d channels ran at the same time in one slackask process (the limit is per channel); median over-minimum %+.1f %%.\n", len(r.RateLimit), median(overs))

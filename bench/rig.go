@@ -472,6 +472,16 @@ func (a *api) create(ctx context.Context, in interaction.AskInput) (interaction.
 	return ask, err
 }
 
+// createQueued is create that also accepts an ask queued for posting
+// (201, pending, "posting": "queued", no ts yet): a rate-limited channel.
+func (a *api) createQueued(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
+	ask, code, err := a.do(ctx, "POST", "/v1/asks", in)
+	if err == nil && (code != 201 || (ask.TS == "" && ask.Posting != interaction.PostingQueued)) {
+		err = fmt.Errorf("create: status %d, ts %q, posting %q", code, ask.TS, ask.Posting)
+	}
+	return ask, err
+}
+
 // machine describes where the benchmark ran.
 type machine struct {
 	CPUs     int

@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,9 +173,14 @@ func progressAt(v View, q int) interaction.Progress {
 	return interaction.Progress{}
 }
 
+// pendingText starts with the mentions of the people pinged (Mention) and
+// of the named responders: a phone's push notification shows only this
+// text, never the blocks (Slack, chat.postMessage and the 2026-07-13
+// notification changelog), so a person named only in the blocks would get
+// a push that does not say it is for them.
 func pendingText(v View) string {
 	var b strings.Builder
-	if m := mentions(v.Mention, 1000); m != "" {
+	if m := mentions(slices.Concat(v.Mention, v.Responders), 1000); m != "" {
 		b.WriteString(m + " ")
 	}
 	b.WriteString(agentName(v.Request) + " asks: " + firstQuestion(v.Request))

@@ -517,7 +517,7 @@ func TestWithdrawnWhilePostingStillUpdatesMessage(t *testing.T) {
 	r := newRig(t)
 	b, _ := r.start()
 	// Slack is slow to accept the post: withdraw the ask meanwhile.
-	r.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Status: 429, RetryAfter: time.Second})
+	r.fake.DelayNext("chat.postMessage", 1, time.Second)
 	var ask interaction.Ask
 	done := make(chan error, 1)
 	go func() {
@@ -557,5 +557,90 @@ func TestSubmitWithNothingChosenTellsThePerson(t *testing.T) {
 	r.waitFor("told nothing is chosen", r.ephemeralHas(alice, "Nothing chosen yet"))
 	if got, _ := b.Get(r.ctx(), ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("a Submit with nothing chosen ended the ask: %+v", got)
+	}
+}
+
+// A post Slack rate-limits is not a failed create: the ask comes back
+// pending and queued (no ts), and is posted once the channel's turn comes
+// (issue 29 item 0).
+func TestRateLimitedPostIsQueuedNotFailed(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	r.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Status: 429, RetryAfter: time.Second})
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatalf("create on a rate-limited channel: %v", err)
+	}
+	if ask.Status != interaction.StatusPending || ask.TS != "" || ask.Posting != interaction.PostingQueued || ask.QueuePlace != 1 {
+		t.Fatalf("created %+v, want pending, queued at place 1, no ts", ask)
+	}
+	var posted interaction.Ask
+	ctx := r.ctx()
+	for posted.TS == "" {
+		if ctx.Err() != nil {
+			t.Fatal("never posted")
+		}
+		r.clock.Advance(100 * time.Millisecond) // the lifecycle's clock; Retry-After runs in real time
+		time.Sleep(20 * time.Millisecond)
+		posted, _ = b.Get(ctx, ask.ID)
+	}
+	if posted.Posting != "" || posted.QueuePlace != 0 {
+		t.Fatalf("posted ask still says %q at %d", posted.Posting, posted.QueuePlace)
+	}
+	if n := len(r.fake.Messages(chanID)); n != 1 {
+		t.Fatalf("%d messages, want 1", n)
+	}
+}
+
+// notify "dm": each responder gets the ask in a DM with its own controls;
+// an answer in one DM ends the ask, and the channel message and every DM
+// are drawn ended (issue 28).
+func TestNotifyDMCopiesAnsweredInADM(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions(), Responders: []string{alice, bob}, Notify: interaction.NotifyDM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec asks.Record
+	r.waitFor("a DM each", func() bool {
+		rec, _ = r.store.Get(r.ctx(), ask.ID)
+		return len(rec.Copies) == 2 && rec.Copies[0].Ref != "" && rec.Copies[1].Ref != ""
+	})
+	dm := map[string][2]string{}
+	for _, c := range rec.Copies {
+		ch, ts, err := splitRef(c.Ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.fake.Message(ch, ts); !ok || ch == chanID {
+			t.Fatalf("copy for %s: no message at %s", c.For, c.Ref)
+		}
+		dm[c.For] = [2]string{ch, ts}
+	}
+	p := r.fake.Person(bob)
+	at := dm[bob]
+	if _, err := p.Select(r.ctx(), at[0], at[1], selectFinder(0), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Select(r.ctx(), at[0], at[1], selectFinder(1), "no"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Click(r.ctx(), at[0], at[1], buttonFinder(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := b.Wait(r.ctx(), ask.ID)
+	if err != nil || ended.Status != interaction.StatusAnswered || ended.AnsweredBy.ID != bob {
+		t.Fatalf("after bob's answer in his DM: %+v (%v)", ended, err)
+	}
+	drawnEnded := func(ch, ts string) func() bool {
+		return func() bool {
+			m, ok := r.fake.Message(ch, ts)
+			return ok && !strings.Contains(string(m.Blocks), `"type":"actions"`)
+		}
+	}
+	r.waitFor("the channel message drawn ended", drawnEnded(chanID, ask.TS))
+	for who, at := range dm {
+		r.waitFor(who+"'s DM drawn ended", drawnEnded(at[0], at[1]))
 	}
 }

@@ -106,6 +106,7 @@ func actOf(cb *callback, askID string, rev int, form bool) asks.Act {
 	}
 	if !form {
 		a.Channel, a.TS = cb.Container.ChannelID, cb.Container.MessageTs
+		a.Ref = copyRef(a.Channel, a.TS)
 	}
 	return a
 }

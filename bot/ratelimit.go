@@ -69,6 +69,28 @@ func (g *postGates) leave(channel string, gate *postGate) {
 	}
 }
 
+// limitedUntil is when channel takes posts again after its last 429
+// (the zero time when it is not limited).
+func (g *postGates) limitedUntil(channel string) time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gate := g.gates[channel]
+	if gate == nil {
+		return time.Time{}
+	}
+	if gate.users == 0 && !time.Now().Before(gate.until) {
+		delete(g.gates, channel)
+	}
+	return gate.until
+}
+
+// limitFor notes a 429 on channel: no call before t.
+func (g *postGates) limitFor(channel string, t time.Time) {
+	gate, _ := g.enter(channel)
+	g.limitUntil(gate, t)
+	g.leave(channel, gate)
+}
+
 func (g *postGates) limitUntil(gate *postGate, t time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,28 +21,44 @@ var (
 	_ asks.Permalinker = (*Bot)(nil)
 )
 
-// Post implements asks.Surface with chat.postMessage, paced per channel
-// once Slack rate-limits it.
+// Post implements asks.Surface with chat.postMessage. It never waits out
+// Slack's rate limit: a 429 (or a conversation still inside the last
+// Retry-After) is *asks.RateLimited, and the lifecycle queues the ask.
 func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
-	text, blks := blocks.Message(view(rec))
+	return b.postView(ctx, rec.Channel, rec.ThreadTS, view(rec))
+}
+
+// postView posts the message drawing v in channel (in thread when set).
+// Errors as Post's.
+func (b *Bot) postView(ctx context.Context, channel, thread string, v blocks.View) (asks.Posted, error) {
+	const method = "chat.postMessage"
+	if wait := time.Until(b.postTurns.limitedUntil(channel)); wait > 0 {
+		return asks.Posted{}, fmt.Errorf("%s: %w", method, &asks.RateLimited{RetryAfter: wait})
+	}
+	text, blks := blocks.Message(v)
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...)}
-	if rec.ThreadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(rec.ThreadTS))
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
 	}
 	var at asks.Posted
-	var last error // the last call's own error; nil when none was made
-	err := b.callPost(ctx, rec.Channel, func(ctx context.Context) (err error) {
-		at.Channel, at.TS, err = b.api.PostMessageContext(ctx, rec.Channel, opts...)
-		last = err
-		return err
-	})
-	if err != nil && last != nil && !refusedBySlack(last) {
-		return at, fmt.Errorf("%w: %w", asks.ErrOutcomeUnknown, err)
+	var err error
+	at.Channel, at.TS, err = b.api.PostMessageContext(ctx, channel, opts...)
+	var rl *slack.RateLimitedError
+	switch {
+	case err == nil:
+		return at, nil
+	case errors.As(err, &rl):
+		pause := rateLimitBackoff
+		wait := retryAfter(&pause, rl)
+		b.postTurns.limitFor(channel, time.Now().Add(wait))
+		return at, fmt.Errorf("%s: %w", method, &asks.RateLimited{RetryAfter: wait})
+	case !refusedBySlack(err):
+		return at, fmt.Errorf("%w: %s: %w", asks.ErrOutcomeUnknown, method, slackErr(err))
 	}
-	if mistake, ok := callerMistake(last, "chat.postMessage", fmt.Sprintf("channel %q", rec.Channel)); err != nil && ok {
+	if mistake, ok := callerMistake(err, method, fmt.Sprintf("channel %q", channel)); ok {
 		return at, mistake
 	}
-	return at, err
+	return at, fmt.Errorf("%s: %w", method, slackErr(err))
 }
 
 // refusedBySlack reports whether err, from one Web API call, says for sure
@@ -73,9 +90,14 @@ func (b *Bot) Permalink(ctx context.Context, channel, ts string) (string, error)
 
 // Update implements asks.Surface with chat.update.
 func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
-	text, blks := blocks.Message(view(rec))
+	return b.update(ctx, rec.Channel, rec.TS, view(rec))
+}
+
+// update makes the message channel/ts draw v.
+func (b *Bot) update(ctx context.Context, channel, ts string, v blocks.View) error {
+	text, blks := blocks.Message(v)
 	return b.call(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := b.api.UpdateMessageContext(ctx, rec.Channel, rec.TS,
+		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts,
 			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
 		return err
 	})
@@ -114,6 +136,66 @@ func (b *Bot) OpenDM(ctx context.Context, user string) (string, error) {
 	return ch.ID, nil
 }
 
+// copyRef is the reference of a copy of an ask (asks.Copy.Ref): its
+// conversation and message, as the Slack side names them.
+func copyRef(channel, ts string) string { return channel + "/" + ts }
+
+// splitRef is the conversation and message of a copy's reference.
+func splitRef(ref string) (channel, ts string, err error) {
+	channel, ts, ok := strings.Cut(ref, "/")
+	if !ok || channel == "" || ts == "" {
+		return "", "", interaction.Errorf(interaction.Internal, "not a Slack message reference: %q", ref)
+	}
+	return channel, ts, nil
+}
+
+// copyChannel is the conversation copy c goes to: the DM with c.For
+// (conversations.open), or c.In.
+func (b *Bot) copyChannel(ctx context.Context, c asks.Copy) (string, error) {
+	if c.For != "" {
+		return b.OpenDM(ctx, c.For)
+	}
+	return c.In, nil
+}
+
+// PostCopy implements asks.Surface: the ask's message, with its own
+// controls, in a DM to c.For or in the conversation c.In. Errors as Post's.
+func (b *Bot) PostCopy(ctx context.Context, rec asks.Record, c asks.Copy) (asks.Posted, error) {
+	ch, err := b.copyChannel(ctx, c)
+	if err != nil {
+		return asks.Posted{}, err
+	}
+	at, err := b.postView(ctx, ch, "", view(rec))
+	if err != nil {
+		return asks.Posted{}, err
+	}
+	at.Channel = cmp.Or(at.Channel, ch)
+	at.Ref = copyRef(at.Channel, at.TS)
+	return at, nil
+}
+
+// UpdateCopy implements asks.Surface with chat.update of the copy's message.
+func (b *Bot) UpdateCopy(ctx context.Context, rec asks.Record, c asks.Copy) error {
+	ch, ts, err := splitRef(c.Ref)
+	if err != nil {
+		return fmt.Errorf("chat.update: %w", err)
+	}
+	return b.update(ctx, ch, ts, view(rec))
+}
+
+// FindCopy implements asks.Surface: FindPosted in the copy's conversation.
+func (b *Bot) FindCopy(ctx context.Context, rec asks.Record, c asks.Copy) (asks.Posted, error) {
+	ch, err := b.copyChannel(ctx, c)
+	if err != nil {
+		return asks.Posted{}, err
+	}
+	ts, err := b.find(ctx, rec, ch, "")
+	if err != nil || ts == "" {
+		return asks.Posted{}, err
+	}
+	return asks.Posted{Channel: ch, TS: ts, Ref: copyRef(ch, ts)}, nil
+}
+
 // findPages bounds the pages FindPosted reads (200 messages each): a
 // conversation busier than that since the ask was created is not searched
 // to its end, and the ask is posted again.
@@ -125,6 +207,12 @@ const findPages = 50
 // in a thread) page by page, newest first, back to a minute before the
 // ask's creation, however many messages came after it.
 func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
+	return b.find(ctx, rec, rec.Channel, rec.ThreadTS)
+}
+
+// find looks in channel (in thread when set) for a message of rec posted
+// since it was created, as FindPosted says, and returns its ts.
+func (b *Bot) find(ctx context.Context, rec asks.Record, channel, thread string) (string, error) {
 	oldest := fmt.Sprintf("%d.000000", rec.CreatedAt.Add(-time.Minute).Unix())
 	cursor := ""
 	for range findPages {
@@ -132,14 +220,14 @@ func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
 		var next string
 		err := b.call(ctx, "conversations.history", func(ctx context.Context) error {
 			var err error
-			if rec.ThreadTS != "" {
+			if thread != "" {
 				msgs, _, next, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-					ChannelID: rec.Channel, Timestamp: rec.ThreadTS, Oldest: oldest, Limit: 200, Cursor: cursor})
+					ChannelID: channel, Timestamp: thread, Oldest: oldest, Limit: 200, Cursor: cursor})
 				return err
 			}
 			var resp *slack.GetConversationHistoryResponse
 			resp, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
-				ChannelID: rec.Channel, Oldest: oldest, Limit: 200, Cursor: cursor})
+				ChannelID: channel, Oldest: oldest, Limit: 200, Cursor: cursor})
 			if resp != nil {
 				msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
 			}

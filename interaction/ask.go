@@ -75,7 +75,16 @@ type Ask struct {
 	Escalation []EscalationStep `json:"escalation,omitempty"`
 	// Handoffs lists who handed the ask to whom, in order.
 	Handoffs []Handoff `json:"handoffs,omitempty"`
+	// Posting is PostingQueued while the ask waits for its turn to be
+	// posted (the conversation is rate-limited); absent otherwise.
+	Posting string `json:"posting,omitempty"`
+	// QueuePlace is the ask's place in that queue (1: posted next), as
+	// of the read that returned it.
+	QueuePlace int `json:"queuePlace,omitempty"`
 }
+
+// PostingQueued is Ask.Posting of an ask waiting for its turn to be posted.
+const PostingQueued = "queued"
 
 // Response is one person's submission to an ask that collects several.
 type Response struct {

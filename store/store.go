@@ -85,6 +85,23 @@ type Record struct {
 	// when none is chosen.
 	EventHook *EventHook `json:"eventHook,omitempty"`
 
+	// Copies are the ask's views besides its main message (Ask.Channel/TS):
+	// direct messages to people and messages in other conversations, each
+	// with its own controls, answered like the main one and kept in step
+	// with the record by the same updates.
+	Copies []Copy `json:"copies,omitempty"`
+
+	// PostQueue names the post queue (the conversation) a pending ask
+	// waits in for its message to be posted, in creation order; "" when
+	// it is not queued. Store.Queue lists a queue's asks.
+	PostQueue string `json:"postQueue,omitempty"`
+	// PostAt is when a queued ask next tries its turn.
+	PostAt time.Time `json:"postAt,omitzero"`
+	// PostAttempt is when the last post of a queued ask started: until
+	// it can no longer land, nobody posts the ask again without first
+	// looking for its message.
+	PostAttempt time.Time `json:"postAttempt,omitzero"`
+
 	// Version is bumped by the store on every write.
 	Version int64 `json:"version"`
 
@@ -166,6 +183,24 @@ func (h *EventHook) Due() bool { return h != nil && !h.GaveUp && h.Marks > h.Sca
 // Done reports whether the delivery has ended (delivered or given up).
 func (c *Callback) Done() bool { return c == nil || !c.Delivered.IsZero() || c.GaveUp }
 
+// Copy is one further view of an ask (Record.Copies). The lifecycle does
+// not read For, In or Ref: they are the surface's ids and reference.
+type Copy struct {
+	// For is the person a direct-message copy goes to; In is the
+	// conversation a copy is posted in. One of them is set.
+	For string `json:"for,omitempty"`
+	In  string `json:"in,omitempty"`
+	// Ref is the posted copy, as the surface names it; "" until posted.
+	Ref string `json:"ref,omitempty"`
+	// Attempt is when the last post of the copy started: until that post
+	// can no longer land, nobody posts the copy again, and after it the
+	// copy is looked for before it is posted.
+	Attempt time.Time `json:"attempt,omitzero"`
+	// Failed says why the surface refused the copy for good; it is not
+	// tried again.
+	Failed string `json:"failed,omitempty"`
+}
+
 // UpdateOp is one Update of a batch (Batcher): ID and Fn as Update's
 // arguments, Ctx its context; Rec and Err what Update would return.
 type UpdateOp struct {
@@ -227,6 +262,10 @@ type Store interface {
 	List(ctx context.Context, f Filter) ([]Record, error)
 	// Pending returns every pending record, oldest first.
 	Pending(ctx context.Context) ([]Record, error)
+	// Queue returns the ids of up to limit pending records whose
+	// PostQueue is name, oldest first (CreatedAt, then ID): the order
+	// their messages are posted in. limit <= 0 returns nothing.
+	Queue(ctx context.Context, name string, limit int) ([]string, error)
 	// Prune deletes ended records that ended before t, with their events,
 	// and returns how many.
 	Prune(ctx context.Context, t time.Time) (int, error)
@@ -354,6 +393,7 @@ func Clone(r Record) Record {
 			c.NewEvents[i] = CloneEvent(e)
 		}
 	}
+	c.Copies = append([]Copy(nil), r.Copies...)
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
 	c.Awaited = append([]string(nil), r.Awaited...)

@@ -337,9 +337,12 @@ func cmdAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		CreateFor: createFor,
 		WaitFor:   waitFor,
 		OnCreated: func(ask interaction.Ask) {
-			if ask.Permalink != "" {
+			switch {
+			case ask.Permalink != "":
 				fmt.Fprintf(stderr, "waiting for an answer: %s\n", ask.Permalink)
-			} else {
+			case ask.Posting == interaction.PostingQueued:
+				fmt.Fprintf(stderr, "waiting for an answer (ask %s, queued for posting: the channel is busy, place %d)\n", ask.ID, ask.QueuePlace)
+			default:
 				fmt.Fprintf(stderr, "waiting for an answer (ask %s)\n", ask.ID)
 			}
 		},

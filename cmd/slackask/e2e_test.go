@@ -373,7 +373,7 @@ func TestRateLimitedPost(t *testing.T) {
 	h := start(t)
 	h.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Status: 429, RetryAfter: time.Second})
 	began := time.Now()
-	ask := h.create(ask1(question("a", "Go?", "yes", "no")))
+	ask := h.createQueued(ask1(question("a", "Go?", "yes", "no")))
 	if waited := time.Since(began); waited < 900*time.Millisecond {
 		t.Fatalf("Retry-After not honoured: posted after %v", waited)
 	}

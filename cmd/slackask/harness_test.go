@@ -214,6 +214,30 @@ func (h *harness) create(in interaction.AskInput) interaction.Ask {
 	return ask
 }
 
+// createQueued creates an ask whose post Slack rate-limits: it comes back
+// pending and queued, and is returned once its message is posted.
+func (h *harness) createQueued(in interaction.AskInput) interaction.Ask {
+	h.t.Helper()
+	var ask interaction.Ask
+	if code := h.do("POST", "/v1/asks", in, &ask); code != 201 {
+		h.t.Fatalf("create: status %d %+v", code, ask)
+	}
+	if ask.TS != "" || ask.Posting != interaction.PostingQueued || ask.QueuePlace != 1 {
+		h.t.Fatalf("create on a rate-limited channel returned %+v, want queued at place 1", ask)
+	}
+	// The lifecycle's clock brings the turn; Retry-After runs in real time.
+	ctx := ctxT(h.t)
+	for ask.TS == "" && ctx.Err() == nil {
+		h.clock.Advance(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
+		ask = h.get(ask.ID)
+	}
+	if ask.TS == "" || ask.Posting != "" {
+		h.t.Fatalf("the queued ask was never posted: %+v", ask)
+	}
+	return ask
+}
+
 // waitAsk long-polls until the ask ended.
 func (h *harness) waitAsk(id string) interaction.Ask {
 	h.t.Helper()

@@ -60,7 +60,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatalf("slack failure: %d", code)
 	}
 	h.fake.FailNext("chat.postMessage", 1, slackfake.Failure{Status: 429, RetryAfter: time.Second})
-	ask := h.create(ask1(question("a", "Go?", "yes", "no"), question("b", "Why?")))
+	ask := h.createQueued(ask1(question("a", "Go?", "yes", "no"), question("b", "Why?")))
 	h.fake.Disconnect("refresh_requested")
 	if err := h.fake.WaitConnected(ctxT(t), 1); err != nil {
 		t.Fatal(err)

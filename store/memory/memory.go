@@ -275,6 +275,35 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	return out, nil
 }
 
+// Queue implements store.Store.
+func (s *Store) Queue(ctx context.Context, name string, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory queue: %w", err)
+	}
+	if limit <= 0 || name == "" {
+		return nil, nil
+	}
+	var in []store.Record
+	for _, r := range s.records {
+		if r.Status == interaction.StatusPending && r.PostQueue == name {
+			in = append(in, r)
+		}
+	}
+	sort.Slice(in, func(i, j int) bool {
+		if !in[i].CreatedAt.Equal(in[j].CreatedAt) {
+			return in[i].CreatedAt.Before(in[j].CreatedAt)
+		}
+		return in[i].ID < in[j].ID
+	})
+	var out []string
+	for _, r := range in[:min(limit, len(in))] {
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
 // Prune implements store.Store.
 func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	s.mu.Lock()

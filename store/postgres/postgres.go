@@ -721,6 +721,26 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	return rs, nil
 }
 
+// Queue implements store.Store.
+func (s *Store) Queue(ctx context.Context, name string, limit int) ([]string, error) {
+	const op = "postgres queue"
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	if limit <= 0 || name == "" {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT id FROM asks WHERE post_queue = $1 AND status = 'pending' ORDER BY created_at, id LIMIT $2", name, limit)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return ids, nil
+}
+
 // Prune implements store.Store.
 func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	const op = "postgres prune"

@@ -851,6 +851,39 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	return rs, nil
 }
 
+// Queue implements store.Store.
+func (s *Store) Queue(ctx context.Context, name string, limit int) ([]string, error) {
+	const op = "sqlite queue"
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	if limit <= 0 || name == "" {
+		return nil, nil
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT id FROM asks WHERE post_queue = ? AND status = 'pending' ORDER BY created_at, id LIMIT ?", name, limit)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	ids, err := scanIDs(rows)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return ids, nil
+}
+
+func scanIDs(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 	defer rows.Close()
 	var out []store.Record

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"List/Limit", testListLimit},
 		{"List/Unsynced", testListUnsynced},
 		{"Pending/OldestFirstOnlyPending", testPending},
+		{"Queue/OldestFirstPendingOfOneQueue", testQueue},
 		{"Prune/OnlyEndedBefore", testPrune},
 		{"Secret/Stable", testSecret},
 		{"Secret/Concurrent", testSecretConcurrent},
@@ -253,7 +254,9 @@ func fullRecord() store.Record {
 				{After: interaction.Duration(30 * time.Minute), Responders: []string{"U0AAA", "S0OPS"}, Channel: "C0OPS", Notify: interaction.NotifyDM, FiredAt: &ended},
 				{After: interaction.Duration(time.Hour), Responders: []string{"U0BBB"}},
 			},
-			Handoffs: []interaction.Handoff{{From: interaction.User{ID: "U0456", Name: "ada"}, To: interaction.User{ID: "U0AAA", Name: "ben"}, At: ended.Add(-2 * time.Second)}},
+			Handoffs:   []interaction.Handoff{{From: interaction.User{ID: "U0456", Name: "ada"}, To: interaction.User{ID: "U0AAA", Name: "ben"}, At: ended.Add(-2 * time.Second)}},
+			Posting:    interaction.PostingQueued,
+			QueuePlace: 3,
 		},
 		Reminders:      3,
 		Added:          []string{"U0AAA", "S0OPS"},
@@ -288,7 +291,14 @@ func fullRecord() store.Record {
 			Next: base.Add(2*time.Minute + 6), Sending: base.Add(3*time.Minute + 7), LastError: "status 500"}, Sent: 17, Marks: 4, Scanned: 3},
 		Callback: &store.Callback{Attempts: 2, First: base.Add(30*time.Minute + 111), Next: base.Add(31*time.Minute + 222),
 			Sending: base.Add(32*time.Minute + 333), Delivered: base.Add(33*time.Minute + 444), GaveUp: true, LastError: "webhook: deliver: status 503"},
-		Version: 42, // the store sets 1
+		Copies: []store.Copy{
+			{For: "U0456", Ref: "D0456/1700000001.000200", Attempt: base.Add(36*time.Minute + 777)},
+			{In: "C0OPS", Failed: "channel_not_found"},
+		},
+		PostQueue:   "C0123",
+		PostAt:      base.Add(34*time.Minute + 555),
+		PostAttempt: base.Add(35*time.Minute + 666),
+		Version:     42, // the store sets 1
 	}
 }
 
@@ -1162,6 +1172,54 @@ func testPending(t *testing.T, s store.Store) {
 	}
 	if got := ids(rs); !reflect.DeepEqual(got, []string{"early", "p5", "tie-a", "tie-b"}) {
 		t.Errorf("Pending after one ended = %v", got)
+	}
+}
+
+func testQueue(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mixed(t, s) // records in no queue
+	queued := func(id, queue string, at time.Time) {
+		r := pendingAt(id, at)
+		r.PostQueue = queue
+		mustCreate(t, s, r)
+	}
+	queued("q-late", "C1", base.Add(time.Hour))
+	queued("q-tie-b", "C1", base.Add(time.Minute))
+	queued("q-tie-a", "C1", base.Add(time.Minute).In(time.UTC))
+	queued("q-early", "C1", base.Add(-time.Hour))
+	queued("q-other", "C2", base.Add(-2*time.Hour))
+	queue := func(name string, limit int) []string {
+		t.Helper()
+		got, err := s.Queue(ctx, name, limit)
+		if err != nil {
+			t.Fatalf("Queue(%q, %d): %v", name, limit, err)
+		}
+		return got
+	}
+	if got, want := queue("C1", 10), []string{"q-early", "q-tie-a", "q-tie-b", "q-late"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Queue(C1) = %v, want oldest first %v", got, want)
+	}
+	if got, want := queue("C1", 2), []string{"q-early", "q-tie-a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Queue(C1, 2) = %v, want %v", got, want)
+	}
+	if got := queue("C1", 0); len(got) != 0 {
+		t.Errorf("Queue(C1, 0) = %v, want nothing", got)
+	}
+	if got := queue("C9", 10); len(got) != 0 {
+		t.Errorf("Queue(C9) = %v, want nothing", got)
+	}
+	// Leaving the queue (posted) and ending both take an ask out of it.
+	if _, err := s.Update(ctx, "q-early", func(r *store.Record) error { r.PostQueue, r.TS = "", "1.2"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, "q-tie-b", func(r *store.Record) error { r.Status = interaction.StatusAborted; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := queue("C1", 10), []string{"q-tie-a", "q-late"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Queue(C1) after one posted and one ended = %v, want %v", got, want)
+	}
+	if got, want := queue("C2", 10), []string{"q-other"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Queue(C2) = %v, want %v", got, want)
 	}
 }
 
