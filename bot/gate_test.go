@@ -5,6 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
@@ -63,4 +67,55 @@ func TestStoreDownGivesUpTheSockets(t *testing.T) {
 		rec, _ := r.store.Get(context.Background(), ask.ID)
 		return len(rec.Progress) > 0 && len(rec.Progress[0].Selected) == 1 && rec.Progress[0].Selected[0] == "yes"
 	})
+}
+
+// With the store unreachable a connection is let go at once, not after
+// the envelopes read from it are settled (settleWait): they cannot be
+// stored, and every moment it stays, Slack sends it more clicks.
+func TestStoreDownDoesNotWaitForUnsettledEnvelopes(t *testing.T) {
+	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(fake.APIURL()))
+	h := &lateAcker{release: make(chan struct{})}
+	g := &gate{}
+	s := &Socket{Handler: h, Log: zerolog.Nop(), gate: g, Open: func(ctx context.Context) (string, error) {
+		_, url, err := api.StartSocketModeContext(ctx)
+		return url, err
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		h.open()
+		cancel()
+		<-done
+		h.wg.Wait()
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := fake.Deliver(ctx, map[string]any{"type": "block_actions", "actions": []any{}})
+		held <- err
+	}()
+	if err := fake.WaitFor(wctx, func() bool { return s.Envelopes() == 1 }); err != nil {
+		t.Fatal("the envelope never arrived")
+	}
+	start := time.Now()
+	g.set(errors.New("ping: timeout"))
+	if err := fake.WaitFor(wctx, func() bool { return fake.Connections() == 0 }); err != nil {
+		t.Fatal("the connection was never let go")
+	}
+	if took := time.Since(start); took >= settleWait {
+		t.Fatalf("the connection went %v after the store went down: it waited for its unsettled envelope", took)
+	}
+	if err := <-held; !errors.Is(err, slackfake.ErrAckTimeout) {
+		t.Fatalf("the held envelope: %v, want the person to see an error", err)
+	}
 }

@@ -696,6 +696,17 @@ func (s *Socket) read(ctx, wctx context.Context, c *socketConn, in chan<- inboun
 	closing := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(closing)
+		if s.gate != nil {
+			if reason, _ := s.gate.state(); reason != nil {
+				// The store cannot be reached: an envelope read and not
+				// settled cannot be stored, so it is not waited for (nor
+				// a turn, for its ack to go out on a sibling): the
+				// connection goes at once, and Slack sends the next
+				// clicks to a replica that can store them.
+				c.closeWhenSettled(wctx, 0)
+				return
+			}
+		}
 		// One connection of the process at a time (relay.go).
 		s.routes.closeInTurn(wctx, c, func() { c.closeWhenSettled(wctx, settleWait) })
 	})

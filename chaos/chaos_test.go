@@ -19,13 +19,24 @@ import (
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/store/postgres/pgtest"
 )
 
 // settings of a run, from the environment.
 type settings struct {
 	dur  time.Duration
 	seed uint64
+	// postgres: SLACKASK_CHAOS_STORE=postgres, three replicas on a schema
+	// of their own on SLACKASK_TEST_DATABASE_URL's server.
+	postgres bool
+	// pgRestart: SLACKASK_CHAOS_PG_RESTART, a shell command that restarts
+	// that server ("": the pg-restart fault is skipped).
+	pgRestart string
 }
+
+// replicas is how many `slackask serve` share the database in the
+// PostgreSQL mode.
+const replicas = 3
 
 func readSettings(t *testing.T) settings {
 	t.Helper()
@@ -40,6 +51,14 @@ func readSettings(t *testing.T) settings {
 			t.Fatalf("SLACKASK_CHAOS_DURATION=%q: want a positive Go duration such as 2m", d)
 		}
 		s.dur = v
+	}
+	switch v := os.Getenv("SLACKASK_CHAOS_STORE"); v {
+	case "", "sqlite":
+	case "postgres":
+		s.postgres = true
+		s.pgRestart = os.Getenv("SLACKASK_CHAOS_PG_RESTART")
+	default:
+		t.Fatalf("SLACKASK_CHAOS_STORE=%q: want sqlite (the default) or postgres", v)
 	}
 	if v := os.Getenv("SLACKASK_CHAOS_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -85,6 +104,7 @@ type askModel struct {
 	endTry  interaction.Status // an ending attempted without an acknowledgment
 	seen    []interaction.Ask  // ended states observed through the API
 	leave   bool               // the person leaves it pending until the final check
+	timeout time.Duration      // its deadline (PostgreSQL mode: the asks left pending), 0 for none
 }
 
 // run is one chaos run.
@@ -110,17 +130,34 @@ type run struct {
 	queues  map[string]chan *askModel
 	pending atomic.Int64
 	summary string // the run's figures, once check has them
+
+	cb            *callbacks      // the callback receiver (PostgreSQL mode)
+	faultVs       []violation     // invariants found broken while a fault ran
+	reminderKills map[string]bool // ask ts → its reminder's sender was killed before Slack saw it
 }
 
 func TestChaos(t *testing.T) {
 	set := readSettings(t)
 	t.Logf("chaos: seed %d, duration %v (replay with SLACKASK_CHAOS_SEED=%d SLACKASK_CHAOS_DURATION=%v)", set.seed, set.dur, set.seed, set.dur)
-	r := newRig(t, buildBinary(t))
+	var r *rig
+	var cb *callbacks
+	if set.postgres {
+		pgURL := pgtest.URL(t) // a fresh schema; skips without SLACKASK_TEST_DATABASE_URL
+		cb = newCallbacks(t)
+		r = newRig(t, buildBinary(t), pgURL, replicas, set.seed,
+			"SLACKASK_SOCKET_CONNECTIONS=2", "SLACKASK_CALLBACK_URL="+cb.url, "SLACKASK_CALLBACK_SECRET="+callbackSecret,
+			"SLACKASK_CALLBACK_ALLOW_PRIVATE=1")
+		if set.pgRestart == "" {
+			t.Log("chaos: SLACKASK_CHAOS_PG_RESTART is not set: the pg-restart fault (PostgreSQL restarted) is skipped")
+		}
+	} else {
+		r = newRig(t, buildBinary(t), "", 1, set.seed)
+	}
 	for _, p := range people {
 		r.fake.AddUser(p, strings.ToLower(p[3:]))
 	}
 	r.fake.AddChannel(channel, "chaos")
-	ru := &run{t: t, r: r, set: set, byKey: map[string][]string{}, counts: map[string]int{}, queues: map[string]chan *askModel{}}
+	ru := &run{t: t, r: r, set: set, cb: cb, byKey: map[string][]string{}, counts: map[string]int{}, queues: map[string]chan *askModel{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("chaos: seed %d (replay with SLACKASK_CHAOS_SEED=%d SLACKASK_CHAOS_DURATION=%v)", set.seed, set.seed, set.dur)
@@ -164,15 +201,18 @@ func tail(s string, n int) string {
 	return s
 }
 
+// fault is one kind of fault: drawn by weight once every kind came.
+type fault struct {
+	name   string
+	weight int
+	do     func()
+}
+
 // chaos injects a fault every few seconds until the run's end, then leaves
-// a child running.
+// a child running (every replica running).
 func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 	r := ru.r
-	faults := []struct {
-		name   string
-		weight int
-		do     func()
-	}{
+	faults := []fault{
 		{"kill-random", 4, func() { r.kill("random") }},
 		{"kill-after-ack", 4, func() { ru.armed(&ru.killAck, "after-ack") }},
 		{"kill-post-applied", 2, func() { ru.proxyKill("chat.postMessage", "post-applied-unrecorded") }},
@@ -214,6 +254,9 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 			r.addFault(m, &proxyFault{kind: "fail", left: 1})
 		}},
 	}
+	if ru.set.postgres {
+		faults = append(faults, ru.pgFaults(ctx, rng)...)
+	}
 	var noKillUntil time.Time
 	// Once a run, near its end, chat.update is down for 20 s: longer than a
 	// few retries with backoff last. settle then checks that the messages
@@ -225,10 +268,16 @@ func (ru *run) chaos(ctx context.Context, rng *rand.Rand) {
 	}
 	todo := rng.Perm(len(faults))
 	for time.Now().Before(ru.stop) {
+		pause := time.Duration(1500+rng.IntN(3000)) * time.Millisecond
+		if ru.set.postgres && len(todo) > 0 {
+			// Twice the kinds, some of them long: a two-minute run still
+			// meets each before its end phase.
+			pause = time.Duration(300+rng.IntN(700)) * time.Millisecond
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Duration(1500+rng.IntN(3000)) * time.Millisecond):
+		case <-time.After(pause):
 		}
 		if !late && ru.set.dur >= 60*time.Second && time.Until(ru.stop) < 35*time.Second {
 			// Once a run, Slack applies a post but answers after the
@@ -350,16 +399,17 @@ func (ru *run) proxyKill(method, point string) {
 // before it is ready, or right after its first Socket Mode hello.
 func (ru *run) startupKill(ctx context.Context, rng *rand.Rand) {
 	r := ru.r
-	r.kill("random (before a start-up kill)")
+	s := r.slots[rng.IntN(len(r.slots))]
+	r.killSlot(s, "random (before a start-up kill)")
 	if rng.IntN(2) == 0 {
-		r.start()
+		r.start(s)
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
-		r.kill("start-up")
+		r.killSlot(s, "start-up")
 		return
 	}
 	events, cancel := r.fake.Subscribe()
 	defer cancel()
-	c := r.start()
+	c := r.start(s)
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -368,13 +418,14 @@ func (ru *run) startupKill(ctx context.Context, rng *rand.Rand) {
 				return
 			}
 			if ev.Type == slackfake.EventConnected {
-				r.kill("start-up after hello")
+				// On replicas the hello may be another's (reconnecting).
+				r.killSlot(s, "start-up after hello")
 				return
 			}
 		case <-c.done:
 			return
 		case <-timeout:
-			r.kill("start-up (no hello)")
+			r.killSlot(s, "start-up (no hello)")
 			return
 		case <-ctx.Done():
 			return
@@ -478,6 +529,9 @@ func (ru *run) newAsk(n int, rng *rand.Rand) *askModel {
 	}
 	a.qs = make([]qModel, len(a.in.Questions))
 	a.leave = rng.IntN(10) == 0
+	if ru.set.postgres {
+		ru.addTimers(a, rng)
+	}
 	return a
 }
 
@@ -790,9 +844,15 @@ type violation struct {
 func (ru *run) check(ctx context.Context) {
 	t, r := ru.t, ru.r
 	settleStart := time.Now()
+	if ru.set.postgres {
+		ru.mu.Lock()
+		timed := slices.Clone(ru.asks)
+		ru.mu.Unlock()
+		ru.waitDeadlines(ctx, timed)
+	}
 	synced := ru.settle(ctx)
 	settled := time.Since(settleStart)
-	r.kill("final restart")
+	r.killAll("final restart")
 	if err := r.restart(ctx); err != nil {
 		r.fatalf("final restart: %v", err)
 	}
@@ -824,6 +884,15 @@ func (ru *run) check(ctx context.Context) {
 			if s.Status != got.Status || mustJSON(s.Answer) != mustJSON(got.Answer) {
 				add("ended once", a.id, 0, "was %s %s, now %s %s", s.Status, mustJSON(s.Answer), got.Status, mustJSON(got.Answer))
 			}
+		}
+		if a.timeout > 0 {
+			// Left to its deadline, which must have fired.
+			if got.Status != interaction.StatusExpired {
+				add("every timer fired once", a.id, 0, "left to its deadline (%v), yet %s%s", a.timeout, got.Status, ru.endNote(got))
+			}
+			ended++
+			a.mu.Unlock()
+			continue
 		}
 		switch {
 		case a.end != "" && got.Status != a.end:
@@ -979,6 +1048,21 @@ func (ru *run) check(ctx context.Context) {
 	// process (see checkRenders).
 	vs = append(vs, ru.checkRenders(known)...)
 
+	// 5. PostgreSQL mode: every timer fired once, every callback
+	// delivered, and what the faults themselves checked.
+	var timers, callbacks string
+	if ru.set.postgres {
+		tally, tvs := ru.checkTimers(asks, listedByID)
+		vs = append(vs, tvs...)
+		delivered, extra, cvs := ru.checkCallbacks(ctx, listed)
+		vs = append(vs, cvs...)
+		timers = "; timers: " + tally.String()
+		callbacks = fmt.Sprintf("; callbacks delivered for %d ended asks (%d deliveries more than once)", delivered, extra)
+	}
+	ru.mu.Lock()
+	vs = append(vs, ru.faultVs...)
+	ru.mu.Unlock()
+
 	// Summary.
 	lost := 0
 	lostAt := map[string]int{}
@@ -1012,9 +1096,13 @@ func (ru *run) check(ctx context.Context) {
 	for _, k := range kills {
 		points[k.point]++
 	}
-	ru.summary = fmt.Sprintf("summary (seed %d, %v): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died",
-		ru.set.seed, ru.set.dur, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
-		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls)
+	mode := "SQLite, 1 process"
+	if ru.set.postgres {
+		mode = fmt.Sprintf("PostgreSQL, %d replicas", len(r.slots))
+	}
+	ru.summary = fmt.Sprintf("summary (seed %d, %v, %s): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died%s%s",
+		ru.set.seed, ru.set.dur, mode, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
+		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls, timers, callbacks)
 	t.Logf("chaos %s", ru.summary)
 	for _, v := range vs {
 		r.errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)

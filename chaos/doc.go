@@ -10,6 +10,11 @@
 // right, no ask ended twice, no message was posted twice for one ask or
 // idempotency key, and every pending ask can still be answered.
 //
+// With SLACKASK_CHAOS_STORE=postgres it runs three replicas on a fresh
+// schema of SLACKASK_TEST_DATABASE_URL's server instead, each behind a TCP
+// proxy to PostgreSQL that resets, blackholes, delays or refuses its
+// connections, with timers and callbacks in the workload (pg_test.go).
+//
 // The test skips unless SLACKASK_CHAOS=1 or SLACKASK_CHAOS_DURATION is set;
 // SLACKASK_CHAOS_SEED replays a run's choices (the seed is printed).
 package chaos

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/internal/syncbuf"
+	"github.com/slackask/slackask/internal/tcpfault"
 )
 
 const channel = "C0CHAOS"
@@ -51,23 +54,38 @@ type child struct {
 	done chan struct{} // closed once the process has exited and its output is read
 }
 
-// killRec is one SIGKILL: when, at which kill point, and which child.
+// killRec is one SIGKILL (or SIGTERM of a rolling restart): when, at
+// which kill point, and which child.
 type killRec struct {
 	at    time.Time
 	point string
 	gen   int
 }
 
+// slot is one replica: its children, one at a time, keep its HTTP address
+// and its way to the database.
+type slot struct {
+	i    int
+	addr string
+	db   string          // SLACKASK_DATABASE of its children
+	pg   *tcpfault.Proxy // between its children and PostgreSQL (nil on SQLite)
+	cur  *child          // the running child, nil while none
+}
+
 // proxyFault is what the Web API proxy does to the next calls of a method.
 type proxyFault struct {
 	// kind: "kill" (kill the child once the fake applied the call), "fail"
 	// (answer 502 after the fake applied it), "late" (answer delay after
-	// the fake applied it), "slow" (delay the call before the fake sees it).
+	// the fake applied it), "slow" (delay the call before the fake sees it),
+	// "kill-before" (kill the sender of a call that match accepts before
+	// the fake sees it).
 	kind  string
-	point string // kill point name, for "kill"
+	point string // kill point name, for "kill" and "kill-before"
 	delay time.Duration
 	left  int
-	fired chan struct{} // closed when a "kill" fired
+	fired chan struct{}                // closed when a "kill" or "kill-before" fired
+	match func(params url.Values) bool // for "kill-before"
+	what  string                       // the matched call's thread, once fired
 }
 
 // rig runs slackask serve against the fake through a Web API proxy that can
@@ -77,15 +95,17 @@ type rig struct {
 	t     *testing.T
 	bin   string
 	fake  *slackfake.Server
-	db    string
-	addr  string
+	slots []*slot
+	pgURL string // the run's schema on PostgreSQL ("" on SQLite)
+	extra []string
 	proxy *http.Server
 	purl  string
 	hc    *http.Client
 	logs  *syncbuf.Buffer
+	rr    atomic.Uint64 // round robin of the HTTP API over the live replicas
 
 	mu     sync.Mutex
-	cur    *child
+	rng    *rand.Rand // which replica a fault hits
 	gen    int
 	kills  []killRec
 	faults map[string][]*proxyFault // API method → queued faults
@@ -122,35 +142,63 @@ func (r *rig) reported() []string {
 	return append([]string(nil), r.failures...)
 }
 
-func newRig(t *testing.T, bin string) *rig {
+// newRig makes a rig of one replica on a SQLite file, or, with pgURL (a
+// postgres:// URL of the run's own schema), of n replicas on PostgreSQL,
+// each reaching it through a fault proxy of its own. extra is added to
+// every child's environment.
+func newRig(t *testing.T, bin, pgURL string, n int, seed uint64, extra ...string) *rig {
 	t.Helper()
 	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second, ConnectionsOpenPerMinute: 240, ConnectionsOpenBurst: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	r := &rig{
-		t: t, bin: bin, fake: fake, addr: addr,
-		db:     filepath.Join(t.TempDir(), "slackask.db"),
+		t: t, bin: bin, fake: fake, pgURL: pgURL, extra: extra,
 		hc:     &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 60 * time.Second},
 		logs:   &syncbuf.Buffer{},
 		faults: map[string][]*proxyFault{},
 		down:   map[string]time.Time{},
+		rng:    rand.New(rand.NewPCG(seed, 5)),
 	}
-	r.startProxy()
 	t.Cleanup(func() {
-		r.kill("cleanup")
+		r.killAll("cleanup")
+		for _, s := range r.slots {
+			if s.pg != nil {
+				_ = s.pg.Close()
+			}
+		}
 		_ = r.proxy.Close()
 		r.hc.CloseIdleConnections()
 		fake.Close()
 	})
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &slot{i: i, addr: ln.Addr().String()}
+		ln.Close()
+		if pgURL == "" {
+			s.db = filepath.Join(t.TempDir(), "slackask.db")
+		} else {
+			u, err := url.Parse(pgURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.pg, err = tcpfault.New(u.Host); err != nil {
+				t.Fatal(err)
+			}
+			u.Host = s.pg.Addr()
+			s.db = u.String()
+		}
+		r.slots = append(r.slots, s)
+	}
+	r.startProxy()
 	return r
 }
+
+// replicated reports whether the rig runs replicas on PostgreSQL.
+func (r *rig) replicated() bool { return r.pgURL != "" }
 
 // startProxy serves the Web API on another port, forwarding to the fake.
 func (r *rig) startProxy() {
@@ -161,14 +209,14 @@ func (r *rig) startProxy() {
 	r.t.Cleanup(tr.CloseIdleConnections)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		method := strings.TrimPrefix(resp.Request.URL.Path, "/api/")
-		f := r.takeFault(method, func(f *proxyFault) bool { return f.kind != "slow" })
+		f := r.takeFault(method, func(f *proxyFault) bool { return f.kind != "slow" && f.kind != "kill-before" })
 		if f == nil {
 			return nil
 		}
 		// The fake has applied the call; its answer has not reached the child.
 		switch f.kind {
 		case "kill":
-			if r.kill(f.point) {
+			if r.killSender(resp.Request, f.point) {
 				close(f.fired)
 			}
 			return errors.New("chaos: child killed")
@@ -208,6 +256,10 @@ func (r *rig) startProxy() {
 			case <-req.Context().Done():
 				return
 			}
+		}
+		if r.killBefore(method, sender, req) {
+			w.WriteHeader(http.StatusBadGateway)
+			return
 		}
 		q := req.URL.Query()
 		q.Set(senderParam, strconv.Itoa(sender))
@@ -256,11 +308,44 @@ func senderPath(p string) (gen int, method string, ok bool) {
 	return gen, method, err == nil
 }
 
-// alive reports whether child gen is the running child.
+// killBefore kills the sender of a call a "kill-before" fault matches,
+// before the fake sees it, and reports whether it did.
+func (r *rig) killBefore(method string, sender int, req *http.Request) bool {
+	r.mu.Lock()
+	n := len(r.faults[method])
+	r.mu.Unlock()
+	if n == 0 {
+		return false
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return false
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	params, _ := url.ParseQuery(string(body))
+	f := r.takeFault(method, func(f *proxyFault) bool { return f.kind == "kill-before" && f.match(params) })
+	if f == nil {
+		return false
+	}
+	f.what = params.Get("thread_ts")
+	if r.killGen(sender, f.point) {
+		close(f.fired)
+		return true
+	}
+	r.addFault(method, f) // its sender was dead already: wait for the next
+	return false
+}
+
+// alive reports whether child gen is running.
 func (r *rig) alive(gen int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cur != nil && r.cur.gen == gen
+	for _, s := range r.slots {
+		if s.cur != nil && s.cur.gen == gen {
+			return true
+		}
+	}
+	return false
 }
 
 // addFault queues f for method.
@@ -306,24 +391,30 @@ func (r *rig) takeFault(method string, match func(*proxyFault) bool) *proxyFault
 	return nil
 }
 
-// env is child gen's environment. Its Web API calls go through the proxy
-// under /c<gen>/, so that the proxy knows which child sent each call.
-func (r *rig) env(gen int) []string {
-	return append(os.Environ(),
+// env is the environment of child gen of slot s. Its Web API calls go
+// through the proxy under /c<gen>/, so that the proxy knows which child
+// sent each call.
+func (r *rig) env(gen int, s *slot) []string {
+	env := append(os.Environ(),
 		"SLACK_BOT_TOKEN=xoxb-fake", "SLACK_APP_TOKEN=xapp-fake", fmt.Sprintf("SLACK_API_URL=%s/c%d/api/", r.purl, gen),
-		"SLACKASK_CHANNEL="+channel, "SLACKASK_HTTP_ADDR="+r.addr, "SLACKASK_DATABASE="+r.db,
-		"SLACKASK_LOG_LEVEL=info", "SLACKASK_URL=http://"+r.addr)
+		"SLACKASK_CHANNEL="+channel, "SLACKASK_HTTP_ADDR="+s.addr, "SLACKASK_DATABASE="+s.db,
+		"SLACKASK_LOG_LEVEL=info", "SLACKASK_URL=http://"+s.addr)
+	return append(env, r.extra...)
 }
 
-// start starts a new child (the previous one must be dead).
-func (r *rig) start() *child {
+// start starts a new child of slot s (its previous one must be dead).
+func (r *rig) start(s *slot) *child {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.gen++
 	c := &child{gen: r.gen, done: make(chan struct{})}
 	c.cmd = exec.Command(r.bin, "serve")
-	c.cmd.Env = r.env(c.gen)
-	w := &prefixWriter{prefix: fmt.Sprintf("[%d] ", c.gen), w: r.logs}
+	c.cmd.Env = r.env(c.gen, s)
+	prefix := fmt.Sprintf("[%d] ", c.gen)
+	if len(r.slots) > 1 {
+		prefix = fmt.Sprintf("[%d r%d] ", c.gen, s.i)
+	}
+	w := &prefixWriter{prefix: prefix, w: r.logs}
 	c.cmd.Stdout, c.cmd.Stderr = w, w
 	if err := c.cmd.Start(); err != nil {
 		r.errorf("starting slackask serve: %v", err)
@@ -334,16 +425,70 @@ func (r *rig) start() *child {
 		_ = c.cmd.Wait()
 		close(c.done)
 	}()
-	r.cur = c
+	s.cur = c
 	return c
 }
 
-// kill sends SIGKILL to the running child, waits for it to exit and
-// records the kill point; false when no child was running.
+// kill kills a child with SIGKILL: the one child on SQLite, a running
+// replica drawn at random on PostgreSQL. It reports whether one ran.
 func (r *rig) kill(point string) bool {
 	r.mu.Lock()
-	c := r.cur
-	r.cur = nil
+	var live []*slot
+	for _, s := range r.slots {
+		if s.cur != nil {
+			live = append(live, s)
+		}
+	}
+	var s *slot
+	if len(live) > 0 {
+		s = live[r.rng.IntN(len(live))]
+	}
+	r.mu.Unlock()
+	return s != nil && r.killSlot(s, point)
+}
+
+// killAll kills every running child.
+func (r *rig) killAll(point string) {
+	for _, s := range r.slots {
+		r.killSlot(s, point)
+	}
+}
+
+// killGen kills child gen if it is running.
+func (r *rig) killGen(gen int, point string) bool {
+	r.mu.Lock()
+	var at *slot
+	for _, s := range r.slots {
+		if s.cur != nil && s.cur.gen == gen {
+			at = s
+		}
+	}
+	r.mu.Unlock()
+	return at != nil && r.killSlot(at, point)
+}
+
+// killSender kills the child that sent req (through the proxy): on
+// SQLite, the running child whichever sent it.
+func (r *rig) killSender(req *http.Request, point string) bool {
+	if !r.replicated() {
+		return r.kill(point)
+	}
+	gen, err := strconv.Atoi(req.URL.Query().Get(senderParam))
+	return err == nil && r.killGen(gen, point)
+}
+
+// killSlot sends SIGKILL to slot s's child, waits for it to exit and
+// records the kill point; false when it had none running.
+func (r *rig) killSlot(s *slot, point string) bool {
+	return r.signal(s, syscall.SIGKILL, point, 0)
+}
+
+// signal sends sig to slot s's child and waits up to wait for it to
+// exit (0: for ever), then kills it; false when it had none running.
+func (r *rig) signal(s *slot, sig syscall.Signal, point string, wait time.Duration) bool {
+	r.mu.Lock()
+	c := s.cur
+	s.cur = nil
 	if c != nil && c.cmd.Process != nil {
 		r.kills = append(r.kills, killRec{at: time.Now(), point: point, gen: c.gen})
 	}
@@ -351,15 +496,45 @@ func (r *rig) kill(point string) bool {
 	if c == nil || c.cmd.Process == nil {
 		return false
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.cmd.Process.Signal(sig)
+	if wait > 0 {
+		select {
+		case <-c.done:
+			return true
+		case <-time.After(wait):
+			r.errorf("child %d did not stop within %v of %v", c.gen, wait, sig)
+			_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
 	<-c.done
 	return true
 }
 
+// running reports whether every replica has a child running.
 func (r *rig) running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cur != nil
+	for _, s := range r.slots {
+		if s.cur == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// base is the HTTP API of a running replica, in turn ("" for slot 0's
+// address when none runs).
+func (r *rig) base() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.slots)
+	k := int(r.rr.Add(1))
+	for j := range n {
+		if s := r.slots[(k+j)%n]; s.cur != nil {
+			return s.addr
+		}
+	}
+	return r.slots[0].addr
 }
 
 func (r *rig) killLog() []killRec {
@@ -368,10 +543,31 @@ func (r *rig) killLog() []killRec {
 	return append([]killRec(nil), r.kills...)
 }
 
-// waitReady polls /readyz until it answers 200, the child dies or ctx ends.
-func (r *rig) waitReady(ctx context.Context, c *child) error {
+// readyz returns slot s's GET /readyz status and its count of Socket Mode
+// connections up (0, -1 when it did not answer).
+func (r *rig) readyz(ctx context.Context, s *slot) (code, sockets int) {
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+s.addr+"/readyz", nil)
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return 0, -1
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Sockets int `json:"sockets"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) != nil {
+		return resp.StatusCode, -1
+	}
+	return resp.StatusCode, body.Sockets
+}
+
+// waitReady polls slot s's /readyz until it answers 200, its child c dies
+// or ctx ends.
+func (r *rig) waitReady(ctx context.Context, s *slot, c *child) error {
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.addr+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+"/readyz", nil)
 		resp, err := r.hc.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -390,13 +586,28 @@ func (r *rig) waitReady(ctx context.Context, c *child) error {
 	}
 }
 
-// restart starts a child and waits until it is ready.
+// restart starts a child for every replica without one and waits until
+// each is ready.
 func (r *rig) restart(ctx context.Context) error {
+	var errs []error
+	for _, s := range r.slots {
+		r.mu.Lock()
+		dead := s.cur == nil
+		r.mu.Unlock()
+		if dead {
+			errs = append(errs, r.restartSlot(ctx, s))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restartSlot starts a child of slot s and waits until it is ready.
+func (r *rig) restartSlot(ctx context.Context, s *slot) error {
 	start := time.Now()
-	c := r.start()
+	c := r.start(s)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err := r.waitReady(ctx, c)
+	err := r.waitReady(ctx, s, c)
 	took := time.Since(start)
 	r.mu.Lock()
 	r.restarts++
@@ -419,14 +630,14 @@ func (r *rig) tallies() (restarts int, slowest time.Duration, late int) {
 // postAsk sends POST /v1/asks; code 0 means the request failed.
 func (r *rig) postAsk(ctx context.Context, in interaction.AskInput) (interaction.Ask, int, error) {
 	b, _ := json.Marshal(in)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.addr+"/v1/asks", bytes.NewReader(b))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.base()+"/v1/asks", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	return r.doAsk(req)
 }
 
 // getAsk sends GET /v1/asks/{id}?wait=.
 func (r *rig) getAsk(ctx context.Context, id string, wait time.Duration) (interaction.Ask, int, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/v1/asks/%s?wait=%s", r.addr, id, wait), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/v1/asks/%s?wait=%s", r.base(), id, wait), nil)
 	return r.doAsk(req)
 }
 
@@ -457,7 +668,7 @@ func (r *rig) listAsks(ctx context.Context) ([]interaction.Ask, error) {
 	seen := map[string]bool{}
 	before := ""
 	for range 1000 {
-		u := fmt.Sprintf("http://%s/v1/asks?limit=100", r.addr)
+		u := fmt.Sprintf("http://%s/v1/asks?limit=100", r.base())
 		if before != "" {
 			u += "&before=" + url.QueryEscape(before)
 		}

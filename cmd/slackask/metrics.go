@@ -13,10 +13,20 @@ import (
 	"github.com/slackask/slackask/dsh"
 )
 
+// roundTripper is a store that counts its round trips to the database
+// (store/postgres's Store).
+type roundTripper interface{ RoundTrips() int64 }
+
 // metricsHandler serves Prometheus metrics: the lifecycle's and the Slack
-// adapter's counters, whether Slack is connected, and the Go runtime's.
-func metricsHandler(svc *asks.Service, b *bot.Bot, bridge *dsh.Leased, ready func(context.Context) error) http.Handler {
+// adapter's counters, whether Slack is connected, the store's round trips
+// (PostgreSQL) and the Go runtime's.
+func metricsHandler(svc *asks.Service, b *bot.Bot, bridge *dsh.Leased, st any, ready func(context.Context) error) http.Handler {
 	reg := prometheus.NewRegistry()
+	if rt, ok := st.(roundTripper); ok {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "slackask_store_round_trips_total",
+			Help: "Round trips to the database (PostgreSQL): statements, and pipelined batches as one."},
+			func() float64 { return float64(rt.RoundTrips()) }))
+	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, get func(asks.Counts) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "slackask_" + name, Help: help},

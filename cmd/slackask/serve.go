@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	var _ httpapi.Notifier = svc // long-polls park instead of holding a goroutine
 	httpAPI := httpapi.New(svc, httpapi.Options{Token: cfg.APIToken, Keys: apikeys.Resolver(st), Ready: allReady(ready), Logger: log.With().Str("component", "http").Logger()})
 
-	httpAPI.Mount("GET /metrics", serverTokenOnly(metricsHandler(svc, b, bridge, allReady(ready))))
+	httpAPI.Mount("GET /metrics", serverTokenOnly(metricsHandler(svc, b, bridge, st, allReady(ready))))
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 
 	ln := hooks.listener

@@ -89,6 +89,7 @@ type Store struct {
 	closed     atomic.Bool
 
 	listenCfg  *pgx.ConnConfig
+	trips      *tripCounter // the pool's round trips (trips.go)
 	pingMu     sync.Mutex
 	pingConn   *pgx.Conn // Ping's connection; nil until the first Ping, and after a failed one
 	stopListen context.CancelFunc
@@ -151,6 +152,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams[idleTxParam]; !set {
 		cfg.ConnConfig.RuntimeParams[idleTxParam] = strconv.FormatInt(idleTxTimeout.Milliseconds(), 10)
 	}
+	listenCfg := cfg.ConnConfig.Copy() // without the pool's tracer
+	trips := &tripCounter{}
+	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
@@ -172,7 +176,8 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		schema:     schema,
 		channel:    notifyChannel(schema),
 		ackChannel: ackChannel(schema),
-		listenCfg:  cfg.ConnConfig.Copy(),
+		listenCfg:  listenCfg,
+		trips:      trips,
 		stopListen: stop,
 		listenDone: make(chan struct{}),
 	}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store/postgres/pgtest"
+)
+
+// BenchmarkPostgresCost measures what an ask and a click cost on
+// PostgreSQL with one and three replicas against one process on SQLite,
+// with real `slackask serve` processes and one Slack fake:
+//
+//   - CPU per ask created and per click, summed over every slackask process
+//     and the PostgreSQL backends serving them (found by application_name
+//     in pg_stat_activity, read from /proc; the fake and the load are left
+//     out);
+//   - round trips to the database per ask created and per click, from the
+//     driver (slackask_store_round_trips_total on each replica's /metrics:
+//     statements, a pipelined batch as one), background work included;
+//   - asks created per second by 16 clients, and the click capacity: the
+//     highest open-loop rate of select clicks whose ack p99 stays under
+//     100 ms.
+//
+// It prints a Markdown table. Run it with:
+//
+//	SLACKASK_TEST_DATABASE_URL=postgres://… go test ./cmd/slackask -run '^$' -bench BenchmarkPostgresCost -benchtime 1x
+//
+// SLACKASK_BENCH_REPLICAS_SMALL=1 shrinks every phase (a smoke run).
+func BenchmarkPostgresCost(b *testing.B) {
+	if os.Getenv(pgtest.EnvVar) == "" {
+		b.Skip(pgtest.EnvVar + " not set: the PostgreSQL cost benchmark compares SQLite with PostgreSQL")
+	}
+	size := pgCostSize{creates: 400, creators: 16, clickers: 8, clicksEach: 50, rates: []int{50, 100, 200, 300, 400, 600}, rateFor: 4 * time.Second}
+	if os.Getenv("SLACKASK_BENCH_REPLICAS_SMALL") != "" {
+		size = pgCostSize{creates: 60, creators: 8, clickers: 4, clicksEach: 10, rates: []int{50, 100}, rateFor: time.Second}
+	}
+	var rows []pgCostRow
+	for _, c := range []struct {
+		name     string
+		postgres bool
+		n        int
+	}{{"sqlite-1", false, 1}, {"postgres-1", true, 1}, {"postgres-3", true, 3}} {
+		b.Run(c.name, func(b *testing.B) {
+			var row pgCostRow
+			for range b.N {
+				row = runPgCost(b, c.postgres, c.n, size)
+			}
+			row.name = c.name
+			b.ReportMetric(row.createCPU.Seconds()*1e6/float64(row.created), "cpu-µs/ask")
+			b.ReportMetric(row.clickCPU.Seconds()*1e6/float64(row.clicks), "cpu-µs/click")
+			rows = append(rows, row)
+		})
+	}
+	fmt.Print("\n" + pgCostTable(rows, size) + "\n")
+}
+
+type pgCostSize struct {
+	creates, creators    int
+	clickers, clicksEach int
+	rates                []int // open-loop click rates tried, per second, in order
+	rateFor              time.Duration
+}
+
+type pgCostRow struct {
+	name                string
+	replicas            int
+	created             int
+	createWall          time.Duration
+	createCPU, createPG time.Duration // every process; of which PostgreSQL's backends
+	createTrips         int64
+	clicks              int
+	clickCPU, clickPG   time.Duration
+	clickTrips          int64
+	clickP99            time.Duration // of the closed-loop clicks
+	capacity            int           // highest rate with ack p99 < 100 ms (0: none)
+	rateP99             map[int]time.Duration
+}
+
+// pgCostCPU sums the CPU time of the replicas' processes and of the
+// PostgreSQL backends whose application_name is app ("" on SQLite).
+type pgCostCPU struct {
+	r   *replicaRig
+	app string
+	db  *pgx.Conn
+}
+
+// read returns the CPU time of the replicas and of the backends, per pid
+// (backends come and go with the pools; a phase counts those alive at its
+// end, from zero for the ones that were not at its start).
+func (c pgCostCPU) read(ctx context.Context) (replicas time.Duration, backends map[int]time.Duration) {
+	for _, rep := range c.r.reps {
+		replicas += procCPU(rep.p.cmd.Process.Pid)
+	}
+	backends = map[int]time.Duration{}
+	if c.db == nil {
+		return replicas, backends
+	}
+	rows, err := c.db.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", c.app)
+	if err != nil {
+		return replicas, backends
+	}
+	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
+	for _, pid := range pids {
+		backends[int(pid)] = procCPU(int(pid))
+	}
+	return replicas, backends
+}
+
+// since returns the CPU used since the reading (r0, b0): every process,
+// and the backends' share.
+func (c pgCostCPU) since(ctx context.Context, r0 time.Duration, b0 map[int]time.Duration) (all, pg time.Duration) {
+	r1, b1 := c.read(ctx)
+	for pid, t := range b1 {
+		pg += t - b0[pid]
+	}
+	return r1 - r0 + pg, pg
+}
+
+// procCPU is the user and system CPU time of process pid (0 when it cannot
+// be read), from /proc/<pid>/stat in clock ticks of 10 ms.
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// trips sums slackask_store_round_trips_total over the replicas.
+func (r *replicaRig) trips(postgres bool) int64 {
+	if !postgres {
+		return 0
+	}
+	var n int64
+	for i := range r.reps {
+		n += int64(r.metric(i, "slackask_store_round_trips_total"))
+	}
+	return n
+}
+
+func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
+	b.Helper()
+	ctx := benchCtx(b, 10*time.Minute)
+	row := pgCostRow{replicas: n, rateP99: map[int]time.Duration{}}
+	db := filepath.Join(b.TempDir(), "slackask.db")
+	cpu := pgCostCPU{}
+	if postgres {
+		buf := make([]byte, 6)
+		_, _ = rand.Read(buf)
+		cpu.app = "slackask_bench_" + hex.EncodeToString(buf)
+		u, err := url.Parse(pgtest.URL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("application_name", cpu.app)
+		u.RawQuery = q.Encode()
+		db = u.String()
+		conn, err := pgx.Connect(ctx, os.Getenv(pgtest.EnvVar))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = conn.Close(context.Background()) })
+		cpu.db = conn
+	}
+	const conns = 2
+	r := newReplicaRigOn(b, db, n, conns)
+	cpu.r = r
+	var people []string
+	for k := range 32 {
+		id := fmt.Sprintf("U0COST%02d", k)
+		r.fake.AddUser(id, fmt.Sprintf("person%d", k))
+		people = append(people, id)
+	}
+	// Warm up: statement caches, connections, the fake's users.
+	warm, _ := r.createMany(b, 40, 8, func(int) interaction.AskInput { return twoSelects() })
+	for k, a := range warm {
+		if _, err := r.fake.Person(people[k%len(people)]).Select(ctx, channel, a.TS, control(0, "select"), "yes"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	settle := func() { time.Sleep(time.Second) } // background work of the phase before (message updates) ends
+
+	// Asks created.
+	settle()
+	r0, b0 := cpu.read(ctx)
+	t0 := r.trips(postgres)
+	asks, took := r.createMany(b, size.creates, size.creators, func(int) interaction.AskInput { return twoSelects() })
+	settle() // the creates' own background work (permalinks, updates) is theirs
+	row.created, row.createWall = len(asks), took
+	row.createCPU, row.createPG = cpu.since(ctx, r0, b0)
+	row.createTrips = r.trips(postgres) - t0
+
+	// Clicks, closed loop: people change selects, each waiting for the ack
+	// of a click before the next.
+	r0, b0 = cpu.read(ctx)
+	t0 = r.trips(postgres)
+	before := len(r.fake.AckLatencies())
+	var wg sync.WaitGroup
+	var clickErr error
+	var mu sync.Mutex
+	for w := range size.clickers {
+		wg.Go(func() {
+			p := r.fake.Person(people[w])
+			for k := range size.clicksEach {
+				i := w*size.clicksEach + k
+				a := asks[(i*7)%len(asks)]
+				if _, err := p.Select(ctx, channel, a.TS, control(i%2, "select"), []string{"yes", "no", "dev", "prod"}[i%2*2+i/2%2]); err != nil {
+					mu.Lock()
+					clickErr = err
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if clickErr != nil {
+		b.Fatal("clicks: ", clickErr)
+	}
+	settle() // the clicks' message updates are theirs
+	row.clicks = size.clickers * size.clicksEach
+	row.clickCPU, row.clickPG = cpu.since(ctx, r0, b0)
+	row.clickTrips = r.trips(postgres) - t0
+	row.clickP99 = pct(r.fake.AckLatencies()[before:], 99)
+
+	// Click capacity: open-loop clicks at rising rates until the ack p99
+	// passes 100 ms.
+	for _, rate := range size.rates {
+		before := len(r.fake.AckLatencies())
+		total := int(float64(rate) * size.rateFor.Seconds())
+		var failed sync.Map
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		var load sync.WaitGroup
+		for i := range total {
+			<-tick.C
+			load.Go(func() {
+				a := asks[(i*13)%len(asks)]
+				p := r.fake.Person(people[i%len(people)])
+				if _, err := p.Select(ctx, channel, a.TS, control(i%2, "select"), []string{"yes", "no", "dev", "prod"}[i%2*2+i/3%2]); err != nil {
+					failed.Store(i, err)
+				}
+			})
+		}
+		tick.Stop()
+		load.Wait()
+		p99 := pct(r.fake.AckLatencies()[before:], 99)
+		nFailed := 0
+		failed.Range(func(any, any) bool { nFailed++; return true })
+		if nFailed > 0 {
+			p99 = time.Hour // a click not acked at all
+		}
+		row.rateP99[rate] = p99
+		if p99 >= 100*time.Millisecond {
+			break
+		}
+		row.capacity = rate
+		settle()
+	}
+	return row
+}
+
+func pgCostTable(rows []pgCostRow, size pgCostSize) string {
+	var sb strings.Builder
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.name
+	}
+	sb.WriteString("| | " + strings.Join(names, " | ") + " |\n|---|" + strings.Repeat("---:|", len(rows)) + "\n")
+	line := func(label string, f func(r pgCostRow) string) {
+		cells := make([]string, len(rows))
+		for i, r := range rows {
+			cells[i] = f(r)
+		}
+		sb.WriteString("| " + label + " | " + strings.Join(cells, " | ") + " |\n")
+	}
+	us := func(d time.Duration, n int) string { return fmt.Sprintf("%.0f", d.Seconds()*1e6/float64(max(n, 1))) }
+	line(fmt.Sprintf("asks created/s (%d asks, %d clients)", size.creates, size.creators), func(r pgCostRow) string {
+		return fmt.Sprintf("%.0f", float64(r.created)/r.createWall.Seconds())
+	})
+	line("CPU µs per ask created, every process (of which PostgreSQL's backends)", func(r pgCostRow) string {
+		return us(r.createCPU, r.created) + " (" + us(r.createPG, r.created) + ")"
+	})
+	line("round trips per ask created", func(r pgCostRow) string {
+		if r.createTrips == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", float64(r.createTrips)/float64(r.created))
+	})
+	line(fmt.Sprintf("CPU µs per click, every process (of which PostgreSQL's) (%d people × %d select clicks)", size.clickers, size.clicksEach), func(r pgCostRow) string {
+		return us(r.clickCPU, r.clicks) + " (" + us(r.clickPG, r.clicks) + ")"
+	})
+	line("round trips per click", func(r pgCostRow) string {
+		if r.clickTrips == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", float64(r.clickTrips)/float64(r.clicks))
+	})
+	line("ack p99 of those clicks, ms", func(r pgCostRow) string { return fmt.Sprintf("%.1f", ms(r.clickP99)) })
+	line(fmt.Sprintf("click capacity: highest open-loop rate (of %v, %v each) with ack p99 < 100 ms, clicks/s", size.rates, size.rateFor), func(r pgCostRow) string {
+		var parts []string
+		for _, rate := range size.rates {
+			if p, ok := r.rateP99[rate]; ok {
+				if p == time.Hour {
+					parts = append(parts, fmt.Sprintf("%d/s: a click not acked", rate))
+				} else {
+					parts = append(parts, fmt.Sprintf("%d/s: %.0f ms", rate, ms(p)))
+				}
+			}
+		}
+		return fmt.Sprintf("%d (p99 %s)", r.capacity, strings.Join(parts, ", "))
+	})
+	return sb.String()
+}
