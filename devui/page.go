@@ -24,7 +24,12 @@ type page struct {
 	Messages    []message
 	Thread      *thread
 	Modal       *modal
-	Connected   bool
+	// Home: the Home entry of the sidebar; on the Home page (Channel.IsHome)
+	// HomeView and HomeBlocks are the person's published Home tab.
+	Home       navItem
+	HomeViewID string
+	HomeBlocks []Block
+	Connected  bool
 	Curl        string
 	APIURL      string
 	AppInitials string
@@ -41,6 +46,7 @@ type person struct {
 type navItem struct {
 	ID, Name string
 	IsIM     bool
+	IsHome   bool
 	Active   bool
 	Open     int // messages that still have controls; 0 for the channel shown, whose messages are in view
 	Href     string
@@ -130,7 +136,7 @@ func (u *UI) build(as, c, threadTS string) page {
 		visible = append(visible, slackfake.ChannelInfo{ID: dm, IsIM: true, User: as})
 	}
 	pick := func(id string) bool {
-		return slices.ContainsFunc(visible, func(x slackfake.ChannelInfo) bool { return x.ID == id })
+		return id == HomeID || slices.ContainsFunc(visible, func(x slackfake.ChannelInfo) bool { return x.ID == id })
 	}
 	if !pick(c) {
 		c = u.opts.Channel
@@ -162,8 +168,17 @@ func (u *UI) build(as, c, threadTS string) page {
 			p.Channels = append(p.Channels, item)
 		}
 	}
-	if p.Channel.ID == "" {
-		return p
+	p.Home = navItem{ID: HomeID, Name: "Home", IsHome: true, Active: c == HomeID, Href: "/?" + query(as, HomeID, "")}
+	if c == HomeID {
+		p.Channel = navItem{ID: HomeID, Name: u.opts.AppName + " · Home", IsHome: true, Active: true}
+		if h, ok := fake.Home(as); ok {
+			st, _ := ParseState(h.State)
+			p.HomeViewID = h.ID
+			p.HomeBlocks, _ = names.Blocks(h.Blocks, st, nil)
+		}
+	}
+	if p.Channel.ID == "" || p.Channel.IsHome {
+		return p.withModal(u, names, as)
 	}
 
 	// Messages: top level with reply counts, then the person's ephemerals
@@ -205,8 +220,15 @@ func (u *UI) build(as, c, threadTS string) page {
 		p.Messages = append(p.Messages, mv)
 	}
 	slices.SortStableFunc(p.Messages, func(a, b message) int { return compareTS(a.TS, b.TS) })
+	return p.withModal(u, names, as)
+}
 
-	// The person's modal: the top of their stack.
+// HomeID is the c= of the person's Home tab page.
+const HomeID = "home"
+
+// withModal adds the person's modal: the top of their stack.
+func (p page) withModal(u *UI, names Names, as string) page {
+	fake := u.fake
 	if views := fake.OpenViews(as); len(views) > 0 {
 		v := views[len(views)-1]
 		st, _ := ParseState(v.State)

@@ -1,6 +1,7 @@
 package devui
 
 import (
+	"slices"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -84,6 +85,7 @@ type ElementState struct {
 	SelectedOption  *optionWire  `json:"selected_option"`
 	SelectedOptions []optionWire `json:"selected_options"`
 	Value           *string      `json:"value"`
+	SelectedUser    *string      `json:"selected_user"`
 }
 
 // State is the state of every element of a message or view, by block_id
@@ -341,6 +343,25 @@ func (n Names) element(ew elementWire, blockID string, st State) Element {
 		}
 		for _, o := range opts {
 			opt := Option{Value: o.Value, Text: n.text(o.Text), Description: n.text(o.Description), Selected: chosen[o.Value]}
+			el.Options = append(el.Options, opt)
+			if opt.Selected {
+				el.Selected = append(el.Selected, opt)
+			}
+		}
+	case "users_select":
+		// A menu of the workspace's people, as Slack's user picker.
+		el.Kind = "select"
+		chosen := ""
+		if hasState && state.SelectedUser != nil {
+			chosen = *state.SelectedUser
+		}
+		ids := make([]string, 0, len(n.Users))
+		for id := range n.Users {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			opt := Option{Value: id, Text: template.HTML(template.HTMLEscapeString(n.Users[id])), Selected: id == chosen}
 			el.Options = append(el.Options, opt)
 			if opt.Selected {
 				el.Selected = append(el.Selected, opt)

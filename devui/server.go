@@ -185,6 +185,19 @@ func hostAllowed(host string) bool {
 func (u *UI) servePage(w http.ResponseWriter, r *http.Request, name string) {
 	q := r.URL.Query()
 	p := u.build(q.Get("as"), q.Get("c"), q.Get("thread"))
+	if name == "page.html" && p.Channel.IsHome && r.Method == http.MethodGet {
+		// Loading the page on the Home tab is opening it, as in Slack: the
+		// app hears app_home_opened (the page's own navigation says so
+		// with the open-home action).
+		as := p.As.ID
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), u.opts.ActTimeout)
+			defer cancel()
+			if err := u.fake.Person(as).OpenHome(ctx); err != nil {
+				u.opts.Logf("devui: app_home_opened for %s: %v", as, err)
+			}
+		}()
+	}
 	var buf bytes.Buffer
 	if err := pageTmpl.ExecuteTemplate(&buf, name, p); err != nil {
 		u.opts.Logf("devui: rendering the page: %v", err)
@@ -326,6 +339,10 @@ func (u *UI) act(ctx context.Context, req actRequest) (actResponse, error) {
 		resp.Ack, err = p.Select(ctx, req.Channel, req.TS, find, req.Values...)
 	case req.Kind == "clear":
 		resp.Ack, err = p.Clear(ctx, req.Channel, req.TS, find)
+	case req.Kind == "open-home":
+		err = p.OpenHome(ctx)
+	case req.Kind == "click" && req.ViewID != "" && u.isHome(req.As, req.ViewID):
+		resp.Ack, err = p.ClickInHome(ctx, find)
 	case req.Kind == "click" && req.ViewID != "":
 		resp.Ack, err = p.ClickInView(ctx, req.ViewID, find)
 	case req.Kind == "click":
@@ -361,6 +378,12 @@ func (u *UI) act(ctx context.Context, req actRequest) (actResponse, error) {
 		err = fmt.Errorf("%w %q", errBadAct, req.Kind)
 	}
 	return resp, err
+}
+
+// isHome reports whether viewID is the Home tab of person as.
+func (u *UI) isHome(as, viewID string) bool {
+	h, ok := u.fake.Home(as)
+	return ok && h.ID == viewID
 }
 
 // describe words an action's error for the person at the page.

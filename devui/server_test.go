@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/internal/slackfake"
@@ -27,6 +28,8 @@ type env struct {
 	srv  *httptest.Server
 	http *http.Client
 	got  chan slack.InteractionCallback
+	// homes receives the user of every app_home_opened event.
+	homes chan string
 }
 
 // startEnv runs the fake, an app that opens a modal on the "open" button
@@ -43,7 +46,7 @@ func startEnv(t *testing.T) *env {
 	fake.AddChannel("C2", "private", "U2", "U0BOT")
 	httpc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(fake.APIURL()), slack.OptionHTTPClient(httpc))
-	e := &env{t: t, fake: fake, api: api, got: make(chan slack.InteractionCallback, 20)}
+	e := &env{t: t, fake: fake, api: api, got: make(chan slack.InteractionCallback, 20), homes: make(chan string, 20)}
 
 	sm := socketmode.New(api)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,6 +58,15 @@ func startEnv(t *testing.T) *env {
 			case <-ctx.Done():
 				return
 			case evt := <-sm.Events:
+				if evt.Type == socketmode.EventTypeEventsAPI {
+					_ = sm.Ack(*evt.Request)
+					if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok {
+						if h, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
+							e.homes <- h.User
+						}
+					}
+					continue
+				}
 				if evt.Type != socketmode.EventTypeInteractive {
 					continue
 				}

@@ -318,6 +318,7 @@
         state.c = t.dataset.channel;
         state.thread = "";
         navigate();
+        if (state.c === "home") act({ kind: "open-home" }); // as Slack: opening the tab tells the app
         break;
       case "as-link":
         ev.preventDefault();
@@ -325,6 +326,7 @@
         state.as = t.dataset.as;
         state.thread = "";
         navigate();
+        if (state.c === "home") act({ kind: "open-home" });
         break;
       case "thread":
         ev.preventDefault();
