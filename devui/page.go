@@ -16,20 +16,20 @@ import (
 // page is everything the template draws for one person looking at one
 // conversation.
 type page struct {
-	As          person
-	People      []person
-	Channels    []navItem
-	DMs         []navItem
-	Channel     navItem
-	Messages    []message
-	Thread      *thread
-	Modal       *modal
+	As       person
+	People   []person
+	Channels []navItem
+	DMs      []navItem
+	Channel  navItem
+	Messages []message
+	Thread   *thread
+	Modal    *modal
 	// Home: the Home entry of the sidebar; on the Home page (Channel.IsHome)
 	// HomeView and HomeBlocks are the person's published Home tab.
-	Home       navItem
-	HomeViewID string
-	HomeBlocks []Block
-	Connected  bool
+	Home        navItem
+	HomeViewID  string
+	HomeBlocks  []Block
+	Connected   bool
 	Curl        string
 	APIURL      string
 	AppInitials string

@@ -1,11 +1,11 @@
 package devui
 
 import (
-	"slices"
 	"encoding/json"
 	"fmt"
 	"html"
 	"html/template"
+	"slices"
 	"strings"
 )
 
