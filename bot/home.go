@@ -108,16 +108,20 @@ func (h *homeBoard) takeLocked(now time.Time) (bool, time.Duration) {
 	return false, time.Duration((1 - h.tokens) / homeRate * float64(time.Second))
 }
 
-// run publishes the Homes that are due until ctx ends.
+// run publishes the Homes that are due until ctx ends. Its pacing runs
+// on the wall clock, as Slack's limit does (Config.Clock, which tests
+// stop, only ages who is kept current).
 func (h *homeBoard) run(ctx context.Context) {
-	h.at = h.b.cfg.Clock.Now()
+	h.at = time.Now()
 	for ctx.Err() == nil {
 		wait := h.round(ctx)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 		case <-h.kick:
-		case <-h.b.cfg.Clock.After(wait):
+		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 
@@ -152,7 +156,7 @@ func (h *homeBoard) round(ctx context.Context) time.Duration {
 			h.mu.Unlock()
 			continue
 		}
-		ok, wait := h.takeLocked(h.b.cfg.Clock.Now())
+		ok, wait := h.takeLocked(time.Now())
 		h.mu.Unlock()
 		if !ok {
 			return wait
