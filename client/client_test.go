@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,134 +17,33 @@ import (
 
 	"github.com/slackask/slackask/httpapi"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeSvc is an in-memory interaction.AskService; asks end when a test
-// says so (end) or on Withdraw. It outlives the HTTP servers in front of
-// it, like a durable store across restarts.
-type fakeSvc struct {
-	mu        sync.Mutex
-	asks      map[string]*fakeAsk
-	byKey     map[string]string
-	n         int
-	keys      []string
-	filter    interaction.ListFilter
-	withdrawn int
-	created   chan string // an id per new ask
-	waiting   chan string // an id per Wait that blocks
+// newFake returns the shared fake AskService (it outlives the HTTP
+// servers in front of it, like a durable store across restarts) with ids
+// that must be path-escaped ("ask/1") and asks created on 2024-01-02; a
+// Create in channel C_SLACK_FAILS fails as Slack refusing the post.
+func newFake() *asktest.Fake {
+	f := asktest.New(asktest.Config{IDFormat: "ask/%d", Now: func() time.Time { return time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC) }})
+	f.SetHook(func(_ context.Context, c asktest.Call) error {
+		if c.Op == asktest.OpCreate && c.In.Channel == "C_SLACK_FAILS" {
+			return interaction.Errorf(interaction.SlackError, "channel_not_found")
+		}
+		return nil
+	})
+	return f
 }
 
-type fakeAsk struct {
-	ask  interaction.Ask
-	done chan struct{}
-}
-
-func newFake() *fakeSvc {
-	return &fakeSvc{asks: map[string]*fakeAsk{}, byKey: map[string]string{},
-		created: make(chan string, 100), waiting: make(chan string, 1000)}
-}
-
-func (f *fakeSvc) Create(_ context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.keys = append(f.keys, in.IdempotencyKey)
-	if err := interaction.Validate(in.Request); err != nil {
-		return interaction.Ask{}, err
+// snapshot returns how many asks f created, how many Withdraws it had and
+// the idempotency key of every Create.
+func snapshot(f *asktest.Fake) (n, withdrawn int, keys []string) {
+	for _, in := range f.Inputs() {
+		keys = append(keys, in.IdempotencyKey)
 	}
-	if in.Channel == "C_SLACK_FAILS" {
-		return interaction.Ask{}, interaction.Errorf(interaction.SlackError, "channel_not_found")
-	}
-	if id, ok := f.byKey[in.IdempotencyKey]; ok && in.IdempotencyKey != "" {
-		return f.asks[id].ask, nil
-	}
-	f.n++
-	a := interaction.Ask{ID: fmt.Sprintf("ask/%d", f.n), Status: interaction.StatusPending,
-		Questions: in.Questions, Channel: in.Channel, CreatedAt: time.Now().UTC()}
-	f.asks[a.ID] = &fakeAsk{ask: a, done: make(chan struct{})}
-	if in.IdempotencyKey != "" {
-		f.byKey[in.IdempotencyKey] = a.ID
-	}
-	f.created <- a.ID
-	return a, nil
-}
-
-func (f *fakeSvc) Get(_ context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, ok := f.asks[id]
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
-	}
-	return fa.ask, nil
-}
-
-func (f *fakeSvc) Wait(ctx context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	fa, ok := f.asks[id]
-	f.mu.Unlock()
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
-	}
-	select {
-	case f.waiting <- id:
-	default:
-	}
-	select {
-	case <-fa.done:
-	case <-ctx.Done():
-	}
-	return f.Get(context.Background(), id)
-}
-
-func (f *fakeSvc) Withdraw(_ context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, ok := f.asks[id]
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
-	}
-	f.withdrawn++
-	if !fa.ask.Status.Ended() {
-		f.endLocked(fa, interaction.StatusAborted)
-	}
-	return fa.ask, nil
-}
-
-func (f *fakeSvc) List(_ context.Context, lf interaction.ListFilter) ([]interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.filter = lf
-	var out []interaction.Ask
-	for i := f.n; i >= 1; i-- {
-		out = append(out, f.asks[fmt.Sprintf("ask/%d", i)].ask)
-	}
-	return out, nil
-}
-
-func (f *fakeSvc) end(id string, st interaction.Status) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.endLocked(f.asks[id], st)
-}
-
-func (f *fakeSvc) endLocked(fa *fakeAsk, st interaction.Status) {
-	now := time.Now().UTC()
-	fa.ask.Status, fa.ask.EndedAt = st, &now
-	switch st {
-	case interaction.StatusAnswered:
-		fa.ask.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}}
-	case interaction.StatusAborted:
-		fa.ask.Error = interaction.Errorf(interaction.AskAborted, "withdrawn")
-	}
-	close(fa.done)
-}
-
-func (f *fakeSvc) snapshot() (n, withdrawn int, keys []string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n, f.withdrawn, append([]string(nil), f.keys...)
+	return f.Len(), f.Calls(asktest.OpWithdraw), keys
 }
 
 var input = interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{
@@ -166,9 +64,17 @@ func newClient(t *testing.T, baseURL string) *Client {
 	return c
 }
 
-func serve(t *testing.T, f *fakeSvc) (*httptest.Server, *httpapi.Server) {
-	t.Helper()
+// newAPI returns the HTTP API over f, closed (its parked long-polls
+// answered) when the test ends.
+func newAPI(t *testing.T, f *asktest.Fake) *httpapi.Server {
 	api := httpapi.New(f, httpapi.Options{Token: token})
+	t.Cleanup(func() { _ = api.Close(context.Background()) })
+	return api
+}
+
+func serve(t *testing.T, f *asktest.Fake) (*httptest.Server, *httpapi.Server) {
+	t.Helper()
+	api := newAPI(t, f)
 	ts := httptest.NewServer(api)
 	t.Cleanup(ts.Close)
 	return ts, api
@@ -192,7 +98,7 @@ func TestMethods(t *testing.T) {
 	if a, err = c.Get(ctx, "ask/1", 30*time.Millisecond); err != nil || a.Status != interaction.StatusPending || time.Since(start) < 30*time.Millisecond {
 		t.Fatalf("Get wait = %+v, %v after %v", a, err, time.Since(start))
 	}
-	go func() { f.end(<-f.waiting, interaction.StatusAnswered) }()
+	go func() { f.End(<-f.Waiting, interaction.StatusAnswered, nil, nil) }()
 	if a, err = c.Get(ctx, "ask/1", 10*time.Second); err != nil || a.Status != interaction.StatusAnswered {
 		t.Fatalf("Get long-poll = %+v, %v", a, err)
 	}
@@ -206,11 +112,11 @@ func TestMethods(t *testing.T) {
 
 	before := time.Date(2024, 5, 6, 7, 8, 9, 5000, time.FixedZone("x", 3600))
 	asks, err := c.List(ctx, interaction.ListFilter{Status: interaction.StatusAborted, Limit: 7, Before: before})
-	if err != nil || len(asks) != 2 || asks[0].ID != "ask/2" {
+	if err != nil || len(asks) != 1 || asks[0].ID != "ask/2" { // ask/1 was answered
 		t.Fatalf("List = %+v, %v", asks, err)
 	}
-	if f.filter.Status != interaction.StatusAborted || f.filter.Limit != 7 || !f.filter.Before.Equal(before) {
-		t.Fatalf("filter = %+v", f.filter)
+	if lf := f.Filter(); lf.Status != interaction.StatusAborted || lf.Limit != 7 || !lf.Before.Equal(before) {
+		t.Fatalf("filter = %+v", lf)
 	}
 }
 
@@ -298,7 +204,7 @@ func TestForeignServer(t *testing.T) {
 	}
 	// A slackask 500 is not retried either; its 503 is.
 	f := newFake()
-	api := httpapi.New(f, httpapi.Options{Token: token})
+	api := newAPI(t, f)
 	internal := &flaky{h: api, match: func(*http.Request) bool { return true }, fail: func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -314,7 +220,7 @@ func TestForeignServer(t *testing.T) {
 	busy.n.Store(2)
 	ts2 := httptest.NewServer(busy)
 	defer ts2.Close()
-	go func() { f.end(<-f.created, interaction.StatusAnswered) }()
+	go func() { f.End(<-f.Created, interaction.StatusAnswered, nil, nil) }()
 	if a, err := newClient(t, ts2.URL).AskAndWait(context.Background(), input); err != nil || a.Status != interaction.StatusAnswered || busy.hits.Load() != 2 {
 		t.Fatalf("slackask 503 retried: %+v %v after %d", a, err, busy.hits.Load())
 	}
@@ -325,24 +231,24 @@ func TestAskAndWaitAnswered(t *testing.T) {
 	ts, _ := serve(t, f)
 	c := newClient(t, ts.URL)
 	go func() {
-		id := <-f.created
+		id := <-f.Created
 		time.Sleep(300 * time.Millisecond) // more than one poll
-		f.end(id, interaction.StatusAnswered)
+		f.End(id, interaction.StatusAnswered, nil, nil)
 	}()
 	a, err := c.AskAndWait(context.Background(), input)
 	if err != nil || a.Status != interaction.StatusAnswered || ExitCode(a, err) != 0 {
 		t.Fatalf("AskAndWait = %+v, %v", a, err)
 	}
-	n, _, keys := f.snapshot()
+	n, _, keys := snapshot(f)
 	if n != 1 || len(keys) != 1 || !strings.HasPrefix(keys[0], "slackask-") || len(keys[0]) < 20 {
 		t.Fatalf("asks %d, keys %q", n, keys)
 	}
 	// A caller's own key is kept.
 	in := input
 	in.IdempotencyKey = "mine"
-	go func() { f.end(<-f.created, interaction.StatusCancelled) }()
+	go func() { f.End(<-f.Created, interaction.StatusCancelled, nil, nil) }()
 	a, err = c.AskAndWait(context.Background(), in)
-	if _, _, keys = f.snapshot(); keys[len(keys)-1] != "mine" || a.Status != interaction.StatusCancelled || err != nil || ExitCode(a, err) != 3 {
+	if _, _, keys = snapshot(f); keys[len(keys)-1] != "mine" || a.Status != interaction.StatusCancelled || err != nil || ExitCode(a, err) != 3 {
 		t.Fatalf("own key: %+v %v keys %q", a, err, keys)
 	}
 }
@@ -405,7 +311,7 @@ func startAt(t *testing.T, addr string, h http.Handler) *httptest.Server {
 // and gets the answer of the one ask it created.
 func TestAskAndWaitSurvivesRestart(t *testing.T) {
 	f := newFake()
-	api := httpapi.New(f, httpapi.Options{Token: token})
+	api := newAPI(t, f)
 	addr := freeAddr(t)
 	c := newClient(t, "http://"+addr)
 
@@ -423,8 +329,8 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 	fl := &flaky{h: api, match: func(*http.Request) bool { return true }, fail: unavailable}
 	fl.n.Store(3)
 	ts1 := startAt(t, addr, fl)
-	id := <-f.created
-	<-f.waiting                  // the client is long-polling
+	id := <-f.Created
+	<-f.Waiting                  // the client is long-polling
 	ts1.CloseClientConnections() // restart: the in-flight poll is dropped
 	ts1.Close()                  // then connections are refused
 	time.Sleep(100 * time.Millisecond)
@@ -438,11 +344,11 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 			t.Fatal("the client did not come back after the restart")
 		}
 	}
-	for len(f.waiting) > 0 { // signals from before the restart
-		<-f.waiting
+	for len(f.Waiting) > 0 { // signals from before the restart
+		<-f.Waiting
 	}
-	<-f.waiting // re-attached to the new server
-	f.end(id, interaction.StatusAnswered)
+	<-f.Waiting // re-attached to the new server
+	f.End(id, interaction.StatusAnswered, nil, nil)
 
 	var r result
 	select {
@@ -456,7 +362,7 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 	if fl.hits.Load() != 3 || fl2.hits.Load() != 2 {
 		t.Fatalf("503s served: %d, %d", fl.hits.Load(), fl2.hits.Load())
 	}
-	if n, w, _ := f.snapshot(); n != 1 || w != 0 {
+	if n, w, _ := snapshot(f); n != 1 || w != 0 {
 		t.Fatalf("%d asks created, %d withdrawn", n, w)
 	}
 }
@@ -465,7 +371,7 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 // but its response is lost (a proxy's 502); the retry gets the same ask.
 func TestAskAndWaitRetriedCreateIsIdempotent(t *testing.T) {
 	f := newFake()
-	api := httpapi.New(f, httpapi.Options{Token: token})
+	api := newAPI(t, f)
 	fl := &flaky{h: api, match: func(r *http.Request) bool { return r.Method == "POST" },
 		fail: func(w http.ResponseWriter, r *http.Request) {
 			api.ServeHTTP(httptest.NewRecorder(), r) // created, answer lost
@@ -474,12 +380,12 @@ func TestAskAndWaitRetriedCreateIsIdempotent(t *testing.T) {
 	fl.n.Store(1)
 	ts := httptest.NewServer(fl)
 	defer ts.Close()
-	go func() { f.end(<-f.created, interaction.StatusExpired) }()
+	go func() { f.End(<-f.Created, interaction.StatusExpired, nil, nil) }()
 	a, err := newClient(t, ts.URL).AskAndWait(context.Background(), input)
 	if err != nil || a.Status != interaction.StatusExpired || ExitCode(a, err) != 4 {
 		t.Fatalf("AskAndWait = %+v, %v", a, err)
 	}
-	n, _, keys := f.snapshot()
+	n, _, keys := snapshot(f)
 	if n != 1 || len(keys) != 2 || keys[0] != keys[1] || keys[0] == "" {
 		t.Fatalf("%d asks, keys %q", n, keys)
 	}
@@ -501,18 +407,18 @@ func TestAskAndWaitNotRetried(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, before := f.snapshot()
+			_, _, before := snapshot(f)
 			a, err := c.AskAndWait(context.Background(), tc.in)
 			if interaction.ErrorCode(err) != tc.code || ExitCode(a, err) != tc.exit {
 				t.Fatalf("AskAndWait = %+v, %v (exit %d)", a, err, ExitCode(a, err))
 			}
-			if _, _, after := f.snapshot(); len(after)-len(before) != 1 {
+			if _, _, after := snapshot(f); len(after)-len(before) != 1 {
 				t.Fatalf("%d creates, want 1 (no retry)", len(after)-len(before))
 			}
 		})
 	}
 	// The ask vanished while waiting: NOT_FOUND ends the wait.
-	api := httpapi.New(f, httpapi.Options{Token: token})
+	api := newAPI(t, f)
 	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "GET" {
 			r.URL.Path = "/v1/asks/missing"
@@ -532,12 +438,12 @@ func TestAskAndWaitCancel(t *testing.T) {
 		f := newFake()
 		ts, _ := serve(t, f)
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-f.waiting; cancel() }()
+		go func() { <-f.Waiting; cancel() }()
 		a, err := newClient(t, ts.URL).AskAndWait(ctx, input)
 		if err != nil || a.Status != interaction.StatusAborted || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)
 		}
-		if n, w, _ := f.snapshot(); n != 1 || w != 1 {
+		if n, w, _ := snapshot(f); n != 1 || w != 1 {
 			t.Fatalf("%d asks, %d withdrawals", n, w)
 		}
 	})
@@ -546,7 +452,7 @@ func TestAskAndWaitCancel(t *testing.T) {
 		// the client learns the id with a second create (same key) and
 		// withdraws it.
 		f := newFake()
-		api := httpapi.New(f, httpapi.Options{Token: token})
+		api := newAPI(t, f)
 		fl := &flaky{h: api, match: func(r *http.Request) bool { return r.Method == "POST" },
 			fail: func(w http.ResponseWriter, r *http.Request) {
 				api.ServeHTTP(httptest.NewRecorder(), r.WithContext(context.Background()))
@@ -556,12 +462,12 @@ func TestAskAndWaitCancel(t *testing.T) {
 		ts := httptest.NewServer(fl)
 		defer ts.Close()
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-f.created; cancel() }()
+		go func() { <-f.Created; cancel() }()
 		a, err := newClient(t, ts.URL).AskAndWait(ctx, input)
 		if err != nil || a.Status != interaction.StatusAborted || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)
 		}
-		if n, w, _ := f.snapshot(); n != 1 || w != 1 {
+		if n, w, _ := snapshot(f); n != 1 || w != 1 {
 			t.Fatalf("%d asks, %d withdrawals", n, w)
 		}
 	})
@@ -583,19 +489,19 @@ func TestAskAndWaitCancel(t *testing.T) {
 		if interaction.ErrorCode(err) != interaction.AskAborted || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)
 		}
-		if n, _, _ := f.snapshot(); n != 0 {
+		if n, _, _ := snapshot(f); n != 0 {
 			t.Fatal("an ask was created")
 		}
 	})
 	t.Run("withdraw fails", func(t *testing.T) {
 		f := newFake()
-		api := httpapi.New(f, httpapi.Options{Token: token})
+		api := newAPI(t, f)
 		fl := &flaky{h: api, match: func(r *http.Request) bool { return r.Method == "DELETE" }, fail: unavailable}
 		fl.n.Store(1)
 		ts := httptest.NewServer(fl)
 		defer ts.Close()
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-f.waiting; cancel() }()
+		go func() { <-f.Waiting; cancel() }()
 		a, err := newClient(t, ts.URL).AskAndWait(ctx, input)
 		if interaction.ErrorCode(err) != interaction.AskAborted || a.Status != interaction.StatusPending || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)

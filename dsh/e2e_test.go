@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackask/slackask/dsh/dshtest"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 )
 
 // TestRealHost drives a real deepseek-harness host (dsh 0.1.0-rc.8 and the
@@ -94,7 +95,7 @@ func TestRealHost(t *testing.T) {
 		if _, err := dshtest.RPC(base, "session.cancel", map[string]any{"sessionId": sid}); err != nil {
 			t.Fatal(err)
 		}
-		var w withdrawCall
+		var w asktest.WithdrawCall
 		dshtest.WaitFor(t, time.Minute, "the withdrawal", func() bool {
 			for _, c := range svc.withdrawCalls() {
 				if c.ID == ask.ID {
@@ -138,8 +139,8 @@ func runBridge(t *testing.T, base string, svc *fakeService) func(*testing.T) {
 }
 
 // waitAsk waits for the Create call of the session's question.
-func waitAsk(t *testing.T, svc *fakeService, sessionID string) (createCall, interaction.Ask) {
-	var call createCall
+func waitAsk(t *testing.T, svc *fakeService, sessionID string) (asktest.CreateCall, interaction.Ask) {
+	var call asktest.CreateCall
 	dshtest.WaitFor(t, 3*time.Minute, "the ask of "+sessionID, func() bool {
 		for _, c := range svc.createCalls() {
 			if c.Err == nil && c.In.Agent != nil && c.In.Agent.ID == AgentPrefix+sessionID {

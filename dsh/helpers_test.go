@@ -13,6 +13,7 @@ import (
 
 	"github.com/slackask/slackask/dsh/dshtest"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 	"github.com/slackask/slackask/internal/syncbuf"
 )
 
@@ -131,9 +132,9 @@ func waitResult(t *testing.T, h *dshtest.Host, rpcID string) dshtest.Result {
 }
 
 // waitWithdrawal waits for a WithdrawWithNote of the ask and returns its note.
-func waitWithdrawal(t *testing.T, svc *fakeService, askID string) withdrawCall {
+func waitWithdrawal(t *testing.T, svc *fakeService, askID string) asktest.WithdrawCall {
 	t.Helper()
-	var w withdrawCall
+	var w asktest.WithdrawCall
 	eventually(t, "a withdrawal of "+askID, func() bool {
 		for _, c := range svc.withdrawCalls() {
 			if c.ID == askID {

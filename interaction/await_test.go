@@ -10,131 +10,65 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 	"github.com/slackask/slackask/internal/backoff"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeAsks is an in-memory AskService whose Create and Wait can be made to
-// fail or to block, and which records withdrawals and their notes.
+// fakeAsks is the shared fake AskService whose Create and Wait can be
+// made to fail or to block.
 type fakeAsks struct {
+	*asktest.Fake
 	mu          sync.Mutex
-	asks        map[string]*interaction.Ask
-	byKey       map[string]string
-	creates     int
 	createErrs  []error       // returned (and consumed) by the next Creates
+	waitErrs    []error       // returned (and consumed) by the next Waits
 	createGate  chan struct{} // when set, Create blocks until it is closed
 	createdOnce chan struct{} // closed when a Create has started
-	waitErrs    []error
+	started     sync.Once
 	waiting     chan string // receives the id of each Wait that blocks
-	ended       map[string]chan struct{}
-	notes       []string
-	withdrawals int
 }
 
 func newFakeAsks() *fakeAsks {
-	return &fakeAsks{asks: map[string]*interaction.Ask{}, byKey: map[string]string{},
-		ended: map[string]chan struct{}{}, waiting: make(chan string, 16), createdOnce: make(chan struct{})}
-}
-
-func (f *fakeAsks) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	f.mu.Lock()
-	f.creates++
-	if f.creates == 1 {
-		close(f.createdOnce)
-	}
-	gate := f.createGate
-	f.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return interaction.Ask{}, ctx.Err()
+	f := &fakeAsks{Fake: asktest.New(asktest.Config{IDFormat: "a%d"}), createdOnce: make(chan struct{})}
+	f.waiting = f.Waiting
+	f.SetHook(func(ctx context.Context, c asktest.Call) error {
+		switch c.Op {
+		case asktest.OpCreate:
+			f.started.Do(func() { close(f.createdOnce) })
+			if f.createGate != nil {
+				select {
+				case <-f.createGate:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return f.pop(&f.createErrs)
+		case asktest.OpWait:
+			return f.pop(&f.waitErrs)
 		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.createErrs) > 0 {
-		err := f.createErrs[0]
-		f.createErrs = f.createErrs[1:]
-		return interaction.Ask{}, err
-	}
-	if id, ok := f.byKey[in.IdempotencyKey]; ok && in.IdempotencyKey != "" {
-		return *f.asks[id], nil
-	}
-	id := "a" + string(rune('0'+len(f.asks)))
-	f.asks[id] = &interaction.Ask{ID: id, Status: interaction.StatusPending, Questions: in.Questions}
-	f.ended[id] = make(chan struct{})
-	if in.IdempotencyKey != "" {
-		f.byKey[in.IdempotencyKey] = id
-	}
-	return *f.asks[id], nil
+		return nil
+	})
+	return f
 }
 
-func (f *fakeAsks) Get(_ context.Context, id string) (interaction.Ask, error) {
+func (f *fakeAsks) pop(errs *[]error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	a, ok := f.asks[id]
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %s", id)
+	if len(*errs) == 0 {
+		return nil
 	}
-	return *a, nil
-}
-
-func (f *fakeAsks) Wait(ctx context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	if len(f.waitErrs) > 0 {
-		err := f.waitErrs[0]
-		f.waitErrs = f.waitErrs[1:]
-		f.mu.Unlock()
-		return interaction.Ask{}, err
-	}
-	ch, ok := f.ended[id]
-	f.mu.Unlock()
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %s", id)
-	}
-	select {
-	case f.waiting <- id:
-	default:
-	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
-	}
-	return f.Get(context.Background(), id)
+	err := (*errs)[0]
+	*errs = (*errs)[1:]
+	return err
 }
 
 func (f *fakeAsks) end(id string, st interaction.Status, ans *interaction.Answer) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if a := f.asks[id]; a != nil && !a.Status.Ended() {
-		a.Status, a.Answer = st, ans
-		close(f.ended[id])
-	}
-}
-
-func (f *fakeAsks) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
-	return f.WithdrawWithNote(ctx, id, "")
-}
-
-func (f *fakeAsks) WithdrawWithNote(_ context.Context, id, note string) (interaction.Ask, error) {
-	f.mu.Lock()
-	f.withdrawals++
-	f.notes = append(f.notes, note)
-	f.mu.Unlock()
-	f.end(id, interaction.StatusAborted, nil)
-	return f.Get(context.Background(), id)
-}
-
-func (f *fakeAsks) List(context.Context, interaction.ListFilter) ([]interaction.Ask, error) {
-	return nil, nil
+	f.End(id, st, ans, nil)
 }
 
 func (f *fakeAsks) counts() (creates, withdrawals int, notes []string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.creates, f.withdrawals, append([]string(nil), f.notes...)
+	return f.Calls(asktest.OpCreate), f.Calls(asktest.OpWithdraw), f.Notes()
 }
 
 // fast paces test retries: 1 ms each.

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 	"github.com/slackask/slackask/internal/syncbuf"
 )
 
@@ -27,14 +28,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const wait = 10 * time.Second // upper bound for anything a test waits for
 
-// fakeService is an in-memory interaction.AskService whose asks end when the
-// test says so.
+// fakeService is the shared fake AskService, whose asks end when the
+// test says so, with this package's hooks.
 type fakeService struct {
-	mu        sync.Mutex
-	seq       int
-	asks      map[string]*fakeAsk
-	inputs    []interaction.AskInput
-	createErr error
+	*asktest.Fake
+	mu        sync.Mutex    // guards the hooks below
+	createErr error         // returned by Create when set
 	waitCap   time.Duration // > 0: Wait returns a pending ask after this long, as a long poll does
 	waitFails int           // the next waitFails calls of Wait fail (< 0: all do)
 
@@ -42,161 +41,80 @@ type fakeService struct {
 	withdrawn chan string // ids of asks withdrawn while pending
 }
 
-type fakeAsk struct {
-	ask  interaction.Ask
-	done chan struct{} // closed when the ask ends
-}
-
 func newFakeService() *fakeService {
-	return &fakeService{
-		asks:      map[string]*fakeAsk{},
-		created:   make(chan string, 16),
-		withdrawn: make(chan string, 16),
-	}
+	f := &fakeService{Fake: asktest.New(asktest.Config{})}
+	f.created, f.withdrawn = f.Created, f.Withdrawn
+	f.SetHook(func(_ context.Context, c asktest.Call) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		switch {
+		case c.Op == asktest.OpCreate && f.createErr != nil:
+			if err := interaction.Validate(c.In.Request); err != nil {
+				return err
+			}
+			return f.createErr
+		case c.Op == asktest.OpWait && f.waitFails != 0:
+			if f.waitFails > 0 {
+				f.waitFails--
+			}
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	return f
 }
 
-func (f *fakeService) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	if err := interaction.Validate(in.Request); err != nil {
-		return interaction.Ask{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.inputs = append(f.inputs, in)
-	if f.createErr != nil {
-		return interaction.Ask{}, f.createErr
-	}
-	f.seq++
-	a := interaction.Ask{
-		ID:        fmt.Sprintf("ask-%d", f.seq),
-		Status:    interaction.StatusPending,
-		Questions: in.Questions,
-		Agent:     in.Agent,
-		Channel:   in.Channel,
-		CreatedAt: time.Now(),
-	}
-	if in.User != "" {
-		a.Channel = "D-" + in.User
-	}
-	f.asks[a.ID] = &fakeAsk{ask: a, done: make(chan struct{})}
-	f.created <- a.ID
-	return a, nil
-}
-
-// Get fails once ctx is done, as a service that reads a store or calls a
-// server does.
-func (f *fakeService) Get(ctx context.Context, id string) (interaction.Ask, error) {
-	if err := ctx.Err(); err != nil {
-		return interaction.Ask{}, fmt.Errorf("fake get %q: %w", id, err)
-	}
-	return f.get(id)
-}
-
-func (f *fakeService) get(id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, ok := f.asks[id]
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
-	}
-	return fa.ask, nil
-}
-
+// Wait is the fake's, cut at waitCap when set.
 func (f *fakeService) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	f.mu.Lock()
-	fa, ok := f.asks[id]
-	fail := f.waitFails != 0
-	if f.waitFails > 0 {
-		f.waitFails--
-	}
+	capped := f.waitCap
 	f.mu.Unlock()
-	if fail {
-		return interaction.Ask{}, errors.New("connection refused")
+	if capped > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, capped)
+		defer cancel()
 	}
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %q", id)
-	}
-	var capped <-chan time.Time
-	if f.waitCap > 0 {
-		timer := time.NewTimer(f.waitCap)
-		defer timer.Stop()
-		capped = timer.C
-	}
-	select {
-	case <-fa.done:
-	case <-ctx.Done():
-	case <-capped:
-	}
-	return f.get(id)
-}
-
-func (f *fakeService) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
-	ended := f.end(id, func(a *interaction.Ask) {
-		a.Status = interaction.StatusAborted
-		a.Error = interaction.Errorf(interaction.AskAborted, "the caller withdrew the question")
-	})
-	if ended {
-		f.withdrawn <- id
-	}
-	return f.Get(ctx, id)
-}
-
-func (f *fakeService) List(context.Context, interaction.ListFilter) ([]interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []interaction.Ask
-	for _, fa := range f.asks {
-		out = append(out, fa.ask)
-	}
-	return out, nil
-}
-
-// end applies how to a pending ask and reports whether it did.
-func (f *fakeService) end(id string, how func(*interaction.Ask)) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, ok := f.asks[id]
-	if !ok || fa.ask.Status.Ended() {
-		return false
-	}
-	how(&fa.ask)
-	now := time.Now()
-	fa.ask.EndedAt = &now
-	close(fa.done)
-	return true
+	return f.Fake.Wait(ctx, id)
 }
 
 func (f *fakeService) answer(t *testing.T, id string, ans interaction.Answer) {
 	t.Helper()
-	if !f.end(id, func(a *interaction.Ask) {
-		a.Status = interaction.StatusAnswered
-		a.Answer = &ans
-		a.AnsweredBy = &interaction.User{ID: "U1", Name: "ann"}
-	}) {
+	if !f.End(id, interaction.StatusAnswered, &ans, &interaction.User{ID: "U1", Name: "ann"}) {
 		t.Fatalf("ask %s is not pending", id)
 	}
 }
 
 func (f *fakeService) endAs(t *testing.T, id string, st interaction.Status, e *interaction.Error) {
 	t.Helper()
-	if !f.end(id, func(a *interaction.Ask) { a.Status, a.Error = st, e }) {
+	if !f.Finish(id, func(a *interaction.Ask) { a.Status, a.Error = st, e }) {
 		t.Fatalf("ask %s is not pending", id)
 	}
 }
 
+// input is the input of the i-th Create that passed validation.
 func (f *fakeService) input(t *testing.T, i int) interaction.AskInput {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if i >= len(f.inputs) {
-		t.Fatalf("only %d asks were created", len(f.inputs))
+	var ok []interaction.AskInput
+	for _, c := range f.Creates() {
+		if interaction.Validate(c.In.Request) == nil {
+			ok = append(ok, c.In)
+		}
 	}
-	return f.inputs[i]
+	if i >= len(ok) {
+		t.Fatalf("only %d asks were created", len(ok))
+	}
+	return ok[i]
 }
 
+// creates is how many Creates passed validation.
 func (f *fakeService) creates() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.inputs)
+	n := 0
+	for _, c := range f.Creates() {
+		if interaction.Validate(c.In.Request) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (f *fakeService) status(t *testing.T, id string) interaction.Ask {
@@ -1175,7 +1093,7 @@ func TestAwaitRetriesFailedWait(t *testing.T) {
 	svc.mu.Unlock()
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		svc.end(a.ID, func(a *interaction.Ask) {
+		svc.Finish(a.ID, func(a *interaction.Ask) {
 			a.Status, a.Answer = interaction.StatusAnswered, &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "a"}}}
 		})
 	}()

@@ -31,7 +31,7 @@ func approvalArgs() map[string]any {
 // last of them ending it.
 func (f *fakeService) answerTeam(t *testing.T, id string, wanted int, ans interaction.Answer, responses []interaction.Response, by *interaction.User) {
 	t.Helper()
-	if !f.end(id, func(a *interaction.Ask) {
+	if !f.Finish(id, func(a *interaction.Ask) {
 		a.Status = interaction.StatusAnswered
 		a.Answer = &ans
 		a.AnsweredBy = by
@@ -129,9 +129,7 @@ func TestTeamGetAnswer(t *testing.T) {
 		t.Errorf("responses %+v, want all", in.Responses)
 	}
 	rs := teamResponses()[:1]
-	svc.mu.Lock()
-	svc.asks[id].ask.Wanted, svc.asks[id].ask.Responses = 3, rs
-	svc.mu.Unlock()
+	svc.Change(id, func(a *interaction.Ask) { a.Wanted, a.Responses = 3, rs })
 	pending := c.getAnswer(t, map[string]any{"id": id, "waitSeconds": 0.05})
 	pendingID(t, pending)
 	if got := text(t, pending); !strings.Contains(got, "1 of the 3 people it waits for have answered (alice)") {
