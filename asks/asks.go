@@ -335,9 +335,10 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 			Questions: in.Questions, Agent: in.Agent, Channel: channel, ThreadTS: in.ThreadTS, CreatedAt: now,
 			OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
 			Notify: in.Notify, RemindEvery: in.RemindEvery, Escalation: in.Escalation,
+			User: in.User, Mention: in.Mention, Responders: in.Responders,
 		},
-		User: in.User, Mention: in.Mention, Responders: in.Responders, IdempotencyKey: in.IdempotencyKey,
-		TeamID: team, AppID: app, Rev: 1, Owner: caller.Owner(),
+		IdempotencyKey: in.IdempotencyKey,
+		TeamID:         team, AppID: app, Rev: 1, Owner: caller.Owner(),
 		Progress: make([]interaction.Progress, len(in.Questions)),
 	}
 	if len(rec.Responders) == 0 && in.User == "" {

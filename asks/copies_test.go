@@ -114,7 +114,7 @@ func TestNotifyDMAtMost50(t *testing.T) {
 // AddCopy adds a copy to a pending ask once, and never to an ended one or
 // where the ask is shown already.
 func TestAddCopy(t *testing.T) {
-	r := Record{Ask: interaction.Ask{Status: interaction.StatusPending, Channel: "C1"}, User: "U0DM"}
+	r := Record{Ask: interaction.Ask{Status: interaction.StatusPending, Channel: "C1", User: "U0DM"}}
 	for _, c := range []struct {
 		c    Copy
 		want bool

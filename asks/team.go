@@ -86,18 +86,18 @@ func (s *Service) respond(r *Record, user interaction.User, ps []interaction.Pro
 	emitResponse(r, &user, ans)
 	_, r.Tally = interaction.TeamAnswer(r.Request(), r.Responses)
 	u := user
-	switch {
-	case vetoed(r, ans):
+	if q, label, ok := interaction.Vetoed(r.Request(), ans); ok {
+		// Said in the resource, so that a caller need not find the veto
+		// among options[].veto and the responses.
+		r.VetoedBy, r.VetoedWith = &u, &interaction.VetoChoice{Question: q, Label: label}
 		s.endRecord(r, ending{status: interaction.StatusAnswered, by: &u, answer: &ans})
+		return
+	}
+	switch {
 	case len(r.Responses) >= r.Wanted:
 		s.endRecord(r, ending{status: interaction.StatusAnswered, by: &u})
 	default:
 		r.Rev++
 		r.Synced = false
 	}
-}
-
-func vetoed(r *Record, a interaction.Answer) bool {
-	_, _, ok := interaction.Vetoed(r.Request(), a)
-	return ok
 }

@@ -160,7 +160,7 @@ func fuzzBotCounting(tb testing.TB) (*Bot, store.Store, *apiCalls) {
 	for _, id := range []string{fuzzAsk, fuzzOther} {
 		rec := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, Channel: "C0TEST", TS: fuzzTS,
 			Questions: []interaction.Question{yesNo("a"), {ID: "b", Question: "Which?", MultiSelect: true, Options: []interaction.Option{{Label: "x"}, {Label: "y"}}}},
-			CreatedAt: time.Unix(1700000000, 0)}, TeamID: fuzzTeam, Rev: 1, Responders: []string{"U0ALICE"}}
+			CreatedAt: time.Unix(1700000000, 0), Responders: []string{"U0ALICE"}}, TeamID: fuzzTeam, Rev: 1}
 		if id == fuzzOther {
 			rec.TS = "1700000000.000300"
 		}

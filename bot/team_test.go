@@ -13,8 +13,8 @@ import (
 
 func teamRecord(wanted int, responders []string, awaited []string, answered ...string) asks.Record {
 	r := asks.Record{Ask: interaction.Ask{ID: "a1", Status: interaction.StatusPending, Wanted: wanted,
-		Questions: []interaction.Question{{ID: "deploy", Question: "Deploy <v1>?", Options: []interaction.Option{{Label: "Yes"}, {Label: "No", Veto: true}}}}},
-		Responders: responders, Awaited: awaited}
+		Questions:  []interaction.Question{{ID: "deploy", Question: "Deploy <v1>?", Options: []interaction.Option{{Label: "Yes"}, {Label: "No", Veto: true}}}},
+		Responders: responders}, Awaited: awaited}
 	for _, u := range answered {
 		r.Responses = append(r.Responses, interaction.Response{User: interaction.User{ID: u},
 			Answer: interaction.Answer{Answers: []interaction.AnswerItem{{ID: "deploy", Selected: []string{"Yes"}}}}})

@@ -81,6 +81,29 @@ type Ask struct {
 	// QueuePlace is the ask's place in that queue (1: posted next), as
 	// of the read that returned it.
 	QueuePlace int `json:"queuePlace,omitempty"`
+
+	// Where and to whom the ask was put, as the request said (Responders
+	// with the server's default when it named none), so that a caller can
+	// read back who may answer.
+
+	// User is the person a direct ask (a DM) went to.
+	User string `json:"user,omitempty"`
+	// Mention lists the user and user-group ids the message mentions.
+	Mention []string `json:"mention,omitempty"`
+	// Responders lists the user and user-group ids allowed to answer;
+	// absent: anyone in the conversation.
+	Responders []string `json:"responders,omitempty"`
+
+	// VetoedBy is the person whose response ended the ask with a veto.
+	VetoedBy *User `json:"vetoedBy,omitempty"`
+	// VetoedWith is the veto option that response selected.
+	VetoedWith *VetoChoice `json:"vetoedWith,omitempty"`
+}
+
+// VetoChoice names a veto option: its question's id and its label.
+type VetoChoice struct {
+	Question string `json:"question"`
+	Label    string `json:"label"`
 }
 
 // PostingQueued is Ask.Posting of an ask waiting for its turn to be posted.

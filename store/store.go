@@ -17,13 +17,12 @@ type Record struct {
 	// Ask is the public resource. Ask.ID is the primary key.
 	interaction.Ask
 
-	// Delivery: where and to whom the ask was put.
-	User           string   `json:"user,omitempty"`
-	Mention        []string `json:"mention,omitempty"`
-	Responders     []string `json:"responders,omitempty"`
-	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
-	TeamID         string   `json:"teamId,omitempty"`
-	AppID          string   `json:"appId,omitempty"`
+	// Delivery: where and to whom the ask was put. User, Mention and
+	// Responders are the resource's (Ask), which echoes them; in a
+	// record's JSON they sit where they always did, at its top level.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	TeamID         string `json:"teamId,omitempty"`
+	AppID          string `json:"appId,omitempty"`
 	// Owner is the id of the API key that created the ask; empty for asks
 	// made with the server's own token. Only its owner (and that token)
 	// sees the ask.

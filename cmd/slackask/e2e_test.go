@@ -622,3 +622,21 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("manifest %s", out.String())
 	}
 }
+
+// The resource echoes where and to whom the ask was put: user (a DM),
+// mention and responders, the server's default responders when the
+// request named none (issue 29 item 14).
+func TestResourceEchoesWhoMayAnswer(t *testing.T) {
+	h := start(t)
+	dm := ask1(question("a", "Go?", "yes"))
+	dm.Channel, dm.User, dm.Mention = "", alice, []string{alice}
+	got := h.create(dm)
+	if got.User != alice || strings.Join(got.Mention, ",") != alice || h.get(got.ID).User != alice {
+		t.Fatalf("DM ask: %s", mustJSON(t, got))
+	}
+	team := ask1(question("a", "Go?", "yes"))
+	team.Responders = []string{alice, "S0OPS"}
+	if got := h.get(h.create(team).ID); strings.Join(got.Responders, ",") != alice+",S0OPS" || got.User != "" {
+		t.Fatalf("responders: %s", mustJSON(t, got))
+	}
+}

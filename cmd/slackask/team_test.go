@@ -108,6 +108,14 @@ func TestTeamTwoOfThreeThenVeto(t *testing.T) {
 		got.Tally["deploy"]["Yes"] != 1 || got.Tally["deploy"]["No"] != 1 {
 		t.Fatalf("vetoed: %s", mustJSON(t, got))
 	}
+	// The resource says who vetoed and with what, and echoes who may answer.
+	if got.VetoedBy == nil || got.VetoedBy.ID != carol || mustJSON(t, got.VetoedWith) != `{"question":"deploy","label":"No"}` ||
+		strings.Join(got.Responders, ",") != strings.Join([]string{alice, bob, carol}, ",") {
+		t.Fatalf("vetoedBy/vetoedWith/responders: %s", mustJSON(t, got))
+	}
+	if ask.VetoedBy != nil || h.get(ask.ID).VetoedBy != nil {
+		t.Fatalf("vetoedBy on an ask no veto ended")
+	}
 	if s := blocksText(h.waitEnded(got)); !strings.Contains(s, "Vetoed (No) by <@U0CAROL>") {
 		t.Fatalf("vetoed message: %s", s)
 	}
