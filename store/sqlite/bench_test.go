@@ -76,6 +76,27 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdateEvent is BenchmarkUpdate with an event emitted by each
+// update, as most of the lifecycle's writes do: the cost of the events
+// log's row and index entry in the same transaction.
+func BenchmarkUpdateEvent(b *testing.B) {
+	s := openAt(b, tempPath(b))
+	ctx := context.Background()
+	if _, _, err := s.Create(ctx, benchRecord("ask", time.Now())); err != nil {
+		b.Fatal(err)
+	}
+	by := &interaction.User{ID: "U0123456789", Name: "alice"}
+	for b.Loop() {
+		if _, err := s.Update(ctx, "ask", func(r *store.Record) error {
+			r.Rev++
+			r.Emit(store.EventResponse, by, map[string]any{"user": by, "answer": map[string]any{"answers": []any{}}})
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkPendingLoad10k is a restart with 10,000 asks in flight: Open and
 // Pending, then Close.
 func BenchmarkPendingLoad10k(b *testing.B) {
