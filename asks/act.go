@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -51,6 +52,11 @@ var (
 	// ErrRequired: a Submit left a required question unanswered (as a
 	// *RequiredError naming the questions); the ask is left as it was.
 	ErrRequired = errors.New("asks: a required question is unanswered")
+	// ErrNoteNeeded: a pick of an option that asks for a note came without
+	// the "Why?" form (the surface opens it), or a Submit holds a pick of an
+	// option whose note is required without one (a *NoteError naming it);
+	// the ask is left as it was.
+	ErrNoteNeeded = errors.New("asks: this option asks for a note")
 	// ErrNoCancel: a person pressed Cancel on an ask that collects several
 	// people's responses, which one person cannot end.
 	ErrNoCancel = errors.New("asks: one person cannot cancel a team's question")
@@ -66,6 +72,16 @@ func (e *RequiredError) Error() string {
 
 // Is makes errors.Is(err, ErrRequired) hold.
 func (e *RequiredError) Is(target error) bool { return target == ErrRequired }
+
+// NoteError is ErrNoteNeeded naming the question and option index.
+type NoteError struct{ Question, Option int }
+
+func (e *NoteError) Error() string {
+	return fmt.Sprintf("%v: question %d option %d", ErrNoteNeeded, e.Question, e.Option)
+}
+
+// Is makes errors.Is(err, ErrNoteNeeded) hold.
+func (e *NoteError) Is(target error) bool { return target == ErrNoteNeeded }
 
 // Internal outcomes of an act's compare-and-set function.
 var (
@@ -85,33 +101,60 @@ const (
 // Select records the options (indexes into the question's options) a
 // person chose on question q. For an ask answered by one tap it ends the
 // ask. Options that are not the question's are ErrBadChoice.
+//
+// A pick of an option that asks for a note (interaction.NoteNeeded) is
+// refused with a *NoteError: the surface opens the "Why?" form, whose
+// submission is SelectNoted.
 func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Record, error) {
+	return s.choose(ctx, a, q, options, nil)
+}
+
+// SelectNoted is Select with the note the person gave in the "Why?" form
+// (may be empty for an optional note; a required one must not be).
+func (s *Service) SelectNoted(ctx context.Context, a Act, q int, options []int, note string) (Record, error) {
+	if utf8.RuneCountInString(note) > interaction.MaxCustomLen {
+		return Record{}, fmt.Errorf("asks select: %w: note of %d bytes", ErrBadChoice, len(note))
+	}
+	return s.choose(ctx, a, q, options, &note)
+}
+
+func (s *Service) choose(ctx context.Context, a Act, q int, options []int, note *string) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
 		labels, err := interaction.Pick(r.Request(), q, options)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBadChoice, err)
 		}
+		p := interaction.Progress{Selected: labels}
+		if o, ok := interaction.NoteNeeded(r.Questions[q], labels); ok {
+			switch {
+			case note == nil:
+				return &NoteError{Question: q, Option: slices.IndexFunc(r.Questions[q].Options, func(x interaction.Option) bool { return x.Label == o.Label })}
+			case o.Note == interaction.NoteRequired && strings.TrimSpace(*note) == "":
+				return fmt.Errorf("%w: blank required note", ErrBadChoice)
+			}
+			p.Note = strings.TrimSpace(*note)
+		}
 		if Many(*r) && interaction.TapResponds(r.Request()) && len(labels) > 0 {
-			s.respond(r, a.By, setProgress(slices.Clone(r.Drafts[a.By.ID]), len(r.Questions), q, interaction.Progress{Selected: labels}))
+			s.respond(r, a.By, setProgress(slices.Clone(r.Drafts[a.By.ID]), len(r.Questions), q, p))
 			return nil // a tap is the person's response
 		}
 		if Many(*r) {
-			setDraft(r, a.By.ID, q, interaction.Progress{Selected: labels})
+			setDraft(r, a.By.ID, q, p)
 			return nil // the message never shows a person's draft
 		}
 		if interaction.OneTap(r.Request()) {
 			if len(labels) == 0 {
 				return errNoChange
 			}
-			r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+			r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
 			s.endRecord(r, ending{status: interaction.StatusAnswered, by: by(a)})
 			return nil
 		}
 		old := progressOf(r.Progress, q)
-		r.Progress = setProgress(r.Progress, len(r.Questions), q, interaction.Progress{Selected: labels})
+		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
 		// The person's client shows the new selection already; re-render
 		// only when the message shows something else for this question.
-		if old.Custom != "" || old.Skipped || a.Rev != r.Rev {
+		if old.Custom != "" || old.Skipped || old.Note != "" || p.Note != "" || a.Rev != r.Rev {
 			r.Rev++
 			r.Synced = false
 		}
@@ -123,6 +166,17 @@ func (s *Service) Select(ctx context.Context, a Act, q int, options []int) (Reco
 // with it. A required question cannot be skipped (ErrBadChoice).
 func (s *Service) Skip(ctx context.Context, a Act, q int) (Record, error) {
 	return s.progress(ctx, a, q, interaction.Progress{Skipped: true})
+}
+
+// UseDefault answers free-text question q with its proposed default
+// ("Use as is"), as Other with that text; ErrBadChoice when q has none.
+func (s *Service) UseDefault(ctx context.Context, a Act, q int) (Record, error) {
+	return s.progressWith(ctx, a, q, func(r *Record) (interaction.Progress, error) {
+		if r.Questions[q].Default == "" {
+			return interaction.Progress{}, fmt.Errorf("%w: question %d has no default", ErrBadChoice, q)
+		}
+		return interaction.Progress{Custom: r.Questions[q].Default}, nil
+	})
 }
 
 // Other records a person's free text for question q (at most
@@ -137,15 +191,31 @@ func (s *Service) Other(ctx context.Context, a Act, q int, text string) (Record,
 }
 
 func (s *Service) progress(ctx context.Context, a Act, q int, p interaction.Progress) (Record, error) {
+	return s.progressWith(ctx, a, q, func(r *Record) (interaction.Progress, error) {
+		if p.Custom != "" && !r.Questions[q].OtherAllowed() && r.Questions[q].Default == "" {
+			return p, fmt.Errorf("%w: question %d takes no other text", ErrBadChoice, q)
+		}
+		return p, nil
+	})
+}
+
+// progressWith records the progress of question q that decide makes of
+// the record.
+func (s *Service) progressWith(ctx context.Context, a Act, q int, decide func(r *Record) (interaction.Progress, error)) (Record, error) {
 	return s.act(ctx, a, func(r *Record) error {
 		if q < 0 || q >= len(r.Questions) {
 			return fmt.Errorf("%w: question %d", ErrBadChoice, q)
 		}
-		switch {
-		case p.Skipped && r.Questions[q].Required:
+		p, err := decide(r)
+		if err != nil {
+			return err
+		}
+		if p.Skipped && r.Questions[q].Required {
 			return fmt.Errorf("%w: question %d is required", ErrBadChoice, q)
-		case p.Custom != "" && !r.Questions[q].OtherAllowed():
-			return fmt.Errorf("%w: question %d takes no other text", ErrBadChoice, q)
+		}
+		if Many(*r) && interaction.TapResponds(r.Request()) {
+			s.respond(r, a.By, setProgress(slices.Clone(r.Drafts[a.By.ID]), len(r.Questions), q, p))
+			return nil // with no Submit, a skip, a text or "Use as is" is the person's response
 		}
 		if Many(*r) {
 			setDraft(r, a.By.ID, q, p)
@@ -193,6 +263,11 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
 			return ErrNothingChosen // aborts the compare-and-set: nothing changes
 		}
+		for i, p := range ps {
+			if o, ok := interaction.NoteNeeded(r.Questions[i], p.Selected); ok && o.Note == interaction.NoteRequired && p.Note == "" {
+				return &NoteError{Question: i, Option: slices.IndexFunc(r.Questions[i].Options, func(x interaction.Option) bool { return x.Label == o.Label })}
+			}
+		}
 		if missing := unanswered(r.Questions, ps); len(missing) > 0 {
 			return &RequiredError{Questions: missing}
 		}
@@ -223,6 +298,8 @@ func mergePicks(req interaction.Request, ps []interaction.Progress, picks map[in
 		}
 		old := progressOf(ps, q)
 		switch {
+		case len(labels) > 0 && slices.Equal(labels, old.Selected):
+			// the same pick: it keeps its note
 		case len(labels) > 0:
 			ps = setProgress(ps, len(qs), q, interaction.Progress{Selected: labels})
 		case !keepOnEmpty && !old.Skipped && old.Custom == "":

@@ -86,7 +86,7 @@ func TestTeamTwoOfThree(t *testing.T) {
 		t.Fatalf("responsesWanted = %d", ask.Wanted)
 	}
 	rec, err := r.svc.Select(ctx, click(ask, alice), 0, []int{0})
-	if err != nil || rec.Rev != 1 || len(rec.Progress) != 0 || fmt.Sprint(rec.Drafts[alice]) != "[{[Yes]  false}]" {
+	if err != nil || rec.Rev != 1 || len(rec.Progress) != 0 || fmt.Sprint(rec.Drafts[alice]) != "[{[Yes]  false }]" {
 		t.Fatalf("select: rev %d progress %v drafts %v, %v", rec.Rev, rec.Progress, rec.Drafts, err)
 	}
 	rec, err = r.svc.Submit(ctx, click(ask, alice), nil)

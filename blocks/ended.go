@@ -43,13 +43,17 @@ func answerText(v View, i int) string {
 		return ""
 	}
 	const room = maxSection - 20
+	why := ""
+	if n := strings.TrimSpace(item.Note); n != "" && len(item.Selected) > 0 {
+		why = "\n*Why:* " + clipEscaped(n, room/3)
+	}
 	switch {
 	case item.Custom != "":
 		return "*Answer:* Other: " + clipEscaped(strings.TrimSpace(item.Custom), room)
 	case len(item.Selected) == 1:
-		return "*Answer:* " + clipPlain(item.Selected[0], room)
+		return "*Answer:* " + clipPlain(item.Selected[0], room-textLen(why)) + why
 	case len(item.Selected) > 1:
-		return "*Answers:*\n" + clipPlain("• "+strings.Join(item.Selected, "\n• "), room)
+		return "*Answers:*\n" + clipPlain("• "+strings.Join(item.Selected, "\n• "), room-textLen(why)) + why
 	}
 	return "*Answer:* _skipped_"
 }

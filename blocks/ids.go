@@ -19,6 +19,7 @@ const (
 	KindDetails Kind = "details" // opens DetailsModal
 	KindSubmit  Kind = "submit"  // submits the whole ask
 	KindCancel  Kind = "cancel"  // cancels the whole ask (after a confirm dialog)
+	KindUse     Kind = "use"     // "Use as is": answers a free-text question with its proposed default
 )
 
 // Block kinds name the role of a block in a block_id; ParseBlockID returns
@@ -30,6 +31,7 @@ const (
 	kindControls Kind = "controls" // actions of a question, or the bottom bar (-1)
 	kindRow      Kind = "row"      // a row of a question's option buttons before its controls (Item: row + 1)
 	kindProgress Kind = "progress" // what was done so far on a question
+	kindProposed Kind = "proposed" // a free-text question's proposed default, while nothing was done on it
 	kindDivider  Kind = "divider"  // between questions
 	kindAnswer   Kind = "answer"   // the answer of an ended ask
 	kindOutcome  Kind = "outcome"  // how the ask ended
@@ -119,7 +121,7 @@ func MessageAskID(blocksJSON []byte) string {
 
 func isActionKind(k Kind) bool {
 	switch k {
-	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel, KindHandoff, KindAnswerForm:
+	case KindSelect, KindOther, KindSkip, KindDetails, KindSubmit, KindCancel, KindHandoff, KindAnswerForm, KindUse:
 		return true
 	}
 	return false
@@ -127,7 +129,7 @@ func isActionKind(k Kind) bool {
 
 func isBlockKind(k Kind) bool {
 	switch k {
-	case kindHead, kindWho, kindQuestion, kindControls, kindRow, kindProgress, kindDivider, kindAnswer, kindOutcome, kindTeam, kindTally:
+	case kindHead, kindWho, kindQuestion, kindControls, kindRow, kindProgress, kindProposed, kindDivider, kindAnswer, kindOutcome, kindTeam, kindTally:
 		return true
 	}
 	return false

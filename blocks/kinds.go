@@ -25,6 +25,7 @@ var drawers = map[interaction.Kind]drawer{
 		if initial := initialOptions(v, i, opts); len(initial) > 0 {
 			s.InitialOption = initial[0]
 		}
+		s.Confirm = menuConfirm(v.Request.Questions[i])
 		return nil, []slack.BlockElement{s}
 	},
 	interaction.KindMultiMenu: func(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
@@ -33,18 +34,29 @@ var drawers = map[interaction.Kind]drawer{
 		return nil, []slack.BlockElement{m}
 	},
 	interaction.KindButtons: buttons,
+	interaction.KindCheckbox: func(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
+		c := slack.NewCheckboxGroupsBlockElement(selectID(v, i), opts...)
+		c.InitialOptions = initialOptions(v, i, opts)
+		return nil, []slack.BlockElement{c}
+	},
 }
 
 // buttons draws one button per option, value its index, in rows of
-// interaction.ButtonsPerRow: the last row leads the controls block. The
-// plan-review approve option is primary.
+// interaction.ButtonsPerRow: the last row leads the controls block. Each
+// has its option's style (a veto is danger; the plan-review approve
+// option primary unless styled) and confirmation dialog.
 func buttons(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
 	q := v.Request.Questions[i]
 	var rows [][]slack.BlockElement
 	for j, o := range opts {
 		b := slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect, Item: j + 1}), o.Value, o.Text)
-		if isPlanReview(q) && q.Options[j].Label == q.Intent.Approve {
+		o := q.Options[j]
+		b.Style = slack.Style(o.ButtonStyle())
+		if b.Style == "" && isPlanReview(q) && o.Label == q.Intent.Approve {
 			b.Style = slack.StylePrimary
+		}
+		if o.Confirm != nil {
+			b.Confirm = confirmObject(o)
 		}
 		if j%interaction.ButtonsPerRow == 0 {
 			rows = append(rows, nil)
@@ -79,7 +91,7 @@ func ActionOptions(a *slack.BlockAction) ([]int, error) {
 		if a.SelectedOption.Value != "" {
 			values = []string{a.SelectedOption.Value}
 		}
-	case slack.ActionType(slack.MultiOptTypeStatic):
+	case slack.ActionType(slack.MultiOptTypeStatic), slack.ActionType(slack.METCheckboxGroups):
 		for _, o := range a.SelectedOptions {
 			values = append(values, o.Value)
 		}
@@ -146,4 +158,45 @@ func index(s string) int {
 		return j
 	}
 	return -1
+}
+
+// confirmObject is the confirmation dialog of option o: its own texts, or
+// "Are you sure?" naming the option.
+func confirmObject(o interaction.Option) *slack.ConfirmationBlockObject {
+	c := *o.Confirm
+	label := clip(oneLine(o.Label), 200)
+	title := cmpOr(c.Title, "Are you sure?")
+	text := cmpOr(c.Text, "You chose “"+label+"”. This counts as your answer.")
+	yes := cmpOr(c.Confirm, clip("Yes, "+oneLine(o.Label), interaction.MaxConfirmButton))
+	no := cmpOr(c.Deny, "Go back")
+	out := &slack.ConfirmationBlockObject{Title: plain(clip(title, interaction.MaxConfirmTitle)), Text: plain(clip(text, interaction.MaxConfirmText)),
+		Confirm: plain(clip(yes, interaction.MaxConfirmButton)), Deny: plain(clip(no, interaction.MaxConfirmButton))}
+	if o.ButtonStyle() == interaction.StyleDanger {
+		out.Style = slack.StyleDanger
+	}
+	return out
+}
+
+// menuConfirm is the dialog of a select menu one of whose options asks
+// for one: Slack confirms a menu's pick, not one option's, so every pick
+// of it is confirmed, with the first such option's texts.
+func menuConfirm(q interaction.Question) *slack.ConfirmationBlockObject {
+	for _, o := range q.Options {
+		if o.Confirm != nil {
+			c := confirmObject(o)
+			if *o.Confirm == (interaction.Confirm{}) {
+				c.Text = plain("Your pick counts as your answer.")
+				c.Confirm = plain("Yes")
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -14,6 +14,7 @@ import (
 const (
 	CallbackOther   = "slackask_other"   // OtherModal
 	CallbackDetails = "slackask_details" // DetailsModal
+	CallbackNote    = "slackask_note"    // NoteModal
 )
 
 // The block_id and action_id of OtherModal's text input.
@@ -51,7 +52,10 @@ func OtherModal(v View, q int, privateMetadata string) slack.ModalViewRequest {
 	text, _ := questionText(interaction.Question{Question: question.Question, Header: question.Header}, maxSection, "")
 	input := slack.NewPlainTextInputBlockElement(plain("Type your answer"), CustomActionID)
 	input.Multiline, input.MaxLength = true, maxCustom
-	input.InitialValue = clip(progressAt(v, q).Custom, maxCustom)
+	input.InitialValue = clip(cmpOr(progressAt(v, q).Custom, question.Default), maxCustom)
+	if question.Default != "" {
+		m.Title = plain("Edit the answer")
+	}
 	m.Blocks.BlockSet = []slack.Block{
 		section(text, "question"),
 		slack.NewInputBlock(CustomBlockID, plain("Your answer"), nil, input),
@@ -78,6 +82,34 @@ func CustomText(state *slack.ViewState) (string, bool) {
 	}
 	s := strings.TrimSpace(state.Values[CustomBlockID][CustomActionID].Value)
 	return s, s != ""
+}
+
+// NoteModal is the "Why?" form of option j of question q, opened when a
+// person picks an option that asks for a note: the question, the option
+// chosen and a multiline plain_text_input (CustomBlockID/CustomActionID),
+// optional when the option's note is optional; callback_id CallbackNote,
+// submit "Send", close "Back". privateMetadata as for OtherModal.
+func NoteModal(v View, q, j int, privateMetadata string) slack.ModalViewRequest {
+	m := modal("Why?", "Back", CallbackNote, privateMetadata)
+	if q < 0 || q >= len(v.Request.Questions) || j < 0 || j >= len(v.Request.Questions[q].Options) {
+		m.Blocks.BlockSet = []slack.Block{section("This question is no longer available.", "missing")}
+		return m
+	}
+	question := v.Request.Questions[q]
+	o := question.Options[j]
+	text, _ := questionText(interaction.Question{Question: question.Question, Header: question.Header}, maxSection-200, "")
+	text += "\n\nYou chose *" + clipPlain(oneLine(o.Label), maxOptionText) + "*."
+	input := slack.NewPlainTextInputBlockElement(plain("Say why"), CustomActionID)
+	input.Multiline, input.MaxLength = true, maxCustom
+	label := "Your reason"
+	if o.Note == interaction.NoteOptional {
+		label = "Your reason (optional)"
+	}
+	in := slack.NewInputBlock(CustomBlockID, plain(label), nil, input)
+	in.Optional = o.Note == interaction.NoteOptional
+	m.Blocks.BlockSet = []slack.Block{section(text, "question"), in}
+	m.Submit = plain("Send")
+	return m
 }
 
 // DetailsModal shows question q in full: header, question, detail (the

@@ -147,7 +147,14 @@ func controlsBlocks(v View, i int, opts []*slack.OptionBlockObject, details bool
 		}
 		other = "Other…"
 	}
-	if q := v.Request.Questions[i]; q.OtherAllowed() {
+	q := v.Request.Questions[i]
+	if q.Default != "" {
+		use := button(v, i, KindUse, "Use as is")
+		use.Style = slack.StylePrimary
+		elems = append(elems, use)
+		other = "Edit…"
+	}
+	if q.OtherAllowed() || q.Default != "" {
 		elems = append(elems, button(v, i, KindOther, other))
 	}
 	if !v.Request.Questions[i].Required {
@@ -172,6 +179,13 @@ func progressBlock(v View, i int) slack.Block {
 		text = "Other: " + clipEscaped(oneLine(p.Custom), maxProgressText)
 	case p.Skipped:
 		text = "Skipped"
+	case p.Note != "" && len(p.Selected) > 0:
+		text = clipPlain(oneLine(p.Selected[0]), maxOptionText) + ". Why: " + clipEscaped(oneLine(p.Note), maxProgressText)
+	case v.Request.Questions[i].Default != "":
+		// the proposed text, where the progress line would be: one block
+		// either way
+		return slack.NewContextBlock(blockID(v, i, kindProposed),
+			mrkdwn("*Proposed:* "+clipEscaped(strings.TrimSpace(v.Request.Questions[i].Default), maxSection-100)))
 	default:
 		return nil
 	}

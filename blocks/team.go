@@ -51,7 +51,31 @@ func teamBlock(v View) slack.Block {
 	if len(who) > 0 {
 		text += ": " + joinCapped(who, ", ", maxListed)
 	}
-	return slack.NewContextBlock(blockID(v, -1, kindTeam), mrkdwn(text))
+	elems := []slack.MixedElement{mrkdwn(text)}
+	if veto := vetoLine(v.Request); veto != "" {
+		elems = append(elems, mrkdwn(veto))
+	}
+	return slack.NewContextBlock(blockID(v, -1, kindTeam), elems...)
+}
+
+// vetoLine says, before anyone taps, which options end a team's ask for
+// everyone: "*No* ends the vote for everyone"; "" when none does.
+func vetoLine(r interaction.Request) string {
+	var labels []string
+	for _, q := range r.Questions {
+		for _, o := range q.Options {
+			if o.Veto {
+				labels = append(labels, "*"+clipPlain(oneLine(o.Label), maxOptionText)+"*")
+			}
+		}
+	}
+	switch len(labels) {
+	case 0:
+		return ""
+	case 1:
+		return labels[0] + " ends the vote for everyone"
+	}
+	return joinCapped(labels, " or ", maxListed) + " ends the vote for everyone"
 }
 
 // tallyBlock lists the votes of question i of an ended team ask, most

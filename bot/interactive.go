@@ -127,6 +127,16 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 			return
 		}
 		rec, err = b.svc.Select(sctx, act, ref.Question, options)
+		var ne *asks.NoteError
+		if errors.As(err, &ne) { // the option asks why: open the form, nothing is stored yet
+			env.Ack(nil)
+			if !env.replayed { // a replayed click's trigger expired long ago
+				b.handlers.Go(func() { b.openNote(ctx, cb, rec, ne.Question, ne.Option) })
+			}
+			return
+		}
+	case blocks.KindUse:
+		rec, err = b.svc.UseDefault(sctx, act, ref.Question)
 	case blocks.KindSkip:
 		rec, err = b.svc.Skip(sctx, act, ref.Question)
 	case blocks.KindSubmit:
@@ -157,28 +167,20 @@ func (b *Bot) onAction(ctx context.Context, env *Envelope, a slack.BlockAction, 
 // Selections in a menu are shown by their own client and get no notice.
 func (b *Bot) confirm(ctx context.Context, act asks.Act, kind blocks.Kind, q int, rec asks.Record, button bool) {
 	var text string
-	switch kind {
-	case blocks.KindSubmit:
+	inRange := q >= 0 && q < len(rec.Questions)
+	switch {
+	case kind == blocks.KindSubmit || interaction.TapResponds(rec.Request()):
+		// a Submit, or on an ask with no Submit any act: a response
 		text = submittedNotice(rec, act.By.ID)
-	case blocks.KindSelect:
-		if interaction.TapResponds(rec.Request()) {
-			text = submittedNotice(rec, act.By.ID)
-			break
+	case kind == blocks.KindSelect && button && inRange && q < len(rec.Drafts[act.By.ID]):
+		if picked := rec.Drafts[act.By.ID][q].Selected; len(picked) > 0 {
+			text = "Noted “" + escapeText(clipRunes(strings.Join(picked, ", "), 200)) + "” as your answer to “" +
+				blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
 		}
-		if button && q >= 0 && q < len(rec.Questions) && q < len(rec.Drafts[act.By.ID]) {
-			if picked := rec.Drafts[act.By.ID][q].Selected; len(picked) > 0 {
-				text = "Noted “" + escapeText(clipRunes(strings.Join(picked, ", "), 200)) + "” as your answer to “" +
-					blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
-			}
-		}
-	case blocks.KindSkip:
-		if q >= 0 && q < len(rec.Questions) {
-			text = "Skipped “" + blocks.QuestionName(rec.Questions[q]) + "” for you. Press *Submit* to send your answer."
-		}
-	case blocks.KindOther:
-		if q >= 0 && q < len(rec.Questions) {
-			text = "Noted your answer to “" + blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
-		}
+	case kind == blocks.KindSkip && inRange:
+		text = "Skipped “" + blocks.QuestionName(rec.Questions[q]) + "” for you. Press *Submit* to send your answer."
+	case (kind == blocks.KindOther || kind == blocks.KindUse) && inRange:
+		text = "Noted your answer to “" + blocks.QuestionName(rec.Questions[q]) + "”. Press *Submit* to send it."
 	}
 	if text != "" {
 		b.ephemeral(ctx, rec, act.By.ID, text)
@@ -280,7 +282,7 @@ func (b *Bot) settle(ctx context.Context, env *Envelope, act asks.Act, rec asks.
 // refusal reports whether err is the lifecycle judging an act (it changed
 // nothing, on purpose) rather than failing to store it.
 func refusal(err error) bool {
-	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen, asks.ErrRequired, asks.ErrNoCancel} {
+	for _, e := range []error{asks.ErrEnded, asks.ErrRefused, asks.ErrForeign, asks.ErrBadChoice, asks.ErrNothingChosen, asks.ErrRequired, asks.ErrNoCancel, asks.ErrNoteNeeded} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -307,6 +309,8 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 		b.ephemeral(ctx, rec, act.By.ID, notice)
 	case errors.Is(err, asks.ErrRequired):
 		b.ephemeral(ctx, rec, act.By.ID, requiredNotice(rec, err))
+	case errors.Is(err, asks.ErrNoteNeeded):
+		b.ephemeral(ctx, rec, act.By.ID, noteNotice(rec, err))
 	case errors.Is(err, asks.ErrNoCancel):
 		b.ephemeral(ctx, rec, act.By.ID, "One person cannot cancel a team's question: answer it for yourself (a veto option, if there is one, ends it).")
 	case errors.Is(err, asks.ErrRefused):
@@ -321,6 +325,17 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 	default:
 		b.log.Error().Err(err).Str("ask", trim(act.AskID)).Msg("action failed")
 	}
+}
+
+// noteNotice names the pick a Submit holds without the note it needs.
+func noteNotice(rec asks.Record, err error) string {
+	var ne *asks.NoteError
+	if errors.As(err, &ne) && ne.Question >= 0 && ne.Question < len(rec.Questions) && ne.Option >= 0 && ne.Option < len(rec.Questions[ne.Question].Options) {
+		q := rec.Questions[ne.Question]
+		return "“" + escapeText(clipRunes(q.Options[ne.Option].Label, 100)) + "” on “" + blocks.QuestionName(q) +
+			"” needs a reason: choose it again and say why. Nothing was sent."
+	}
+	return "One of your choices needs a reason: choose it again and say why. Nothing was sent."
 }
 
 // requiredNotice names the required questions a Submit left unanswered.

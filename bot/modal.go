@@ -26,10 +26,17 @@ type viewMeta struct {
 	askID string
 	q     int
 	user  string
+	// note: the "Why?" form of option opt, required or not (version v2
+	// of the metadata)
+	note, required bool
+	opt            int
 }
 
 func (b *Bot) signMeta(m viewMeta) string {
 	body := "v1:" + m.askID + ":" + strconv.Itoa(m.q) + ":" + m.user
+	if m.note {
+		body = "v2:" + m.askID + ":" + strconv.Itoa(m.q) + ":" + strconv.Itoa(m.opt) + ":" + strconv.FormatBool(m.required) + ":" + m.user
+	}
 	mac := hmac.New(sha256.New, b.metaKey)
 	mac.Write([]byte(body))
 	return body + ":" + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
@@ -37,15 +44,16 @@ func (b *Bot) signMeta(m viewMeta) string {
 
 func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 	parts := strings.Split(s, ":")
-	if len(parts) != 5 || parts[0] != "v1" {
+	n := len(parts)
+	if !(n == 5 && parts[0] == "v1" || n == 7 && parts[0] == "v2") {
 		return viewMeta{}, false
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[4])
+	sig, err := base64.RawURLEncoding.DecodeString(parts[n-1])
 	if err != nil {
 		return viewMeta{}, false
 	}
 	mac := hmac.New(sha256.New, b.metaKey)
-	mac.Write([]byte(strings.Join(parts[:4], ":")))
+	mac.Write([]byte(strings.Join(parts[:n-1], ":")))
 	if !hmac.Equal(sig, mac.Sum(nil)) {
 		return viewMeta{}, false
 	}
@@ -53,7 +61,14 @@ func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 	if err != nil {
 		return viewMeta{}, false
 	}
-	return viewMeta{askID: parts[1], q: q, user: parts[3]}, true
+	m := viewMeta{askID: parts[1], q: q, user: parts[n-2]}
+	if n == 7 {
+		if m.opt, err = strconv.Atoi(parts[3]); err != nil {
+			return viewMeta{}, false
+		}
+		m.note, m.required = true, parts[4] == "true"
+	}
+	return m, true
 }
 
 // openModal answers an "Other…" or "Details" click with views.open, right
@@ -83,6 +98,20 @@ func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
 	}
 }
 
+// openNote answers the pick of an option that asks for a note with its
+// "Why?" form, right away: the trigger id dies about 3 s after the click.
+func (b *Bot) openNote(ctx context.Context, cb *callback, rec asks.Record, q, opt int) {
+	required := q >= 0 && q < len(rec.Questions) && opt >= 0 && opt < len(rec.Questions[q].Options) &&
+		rec.Questions[q].Options[opt].Note == interaction.NoteRequired
+	meta := b.signMeta(viewMeta{askID: rec.ID, q: q, user: cb.User.ID, note: true, opt: opt, required: required})
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, blocks.NoteModal(view(rec), q, opt, meta)); err != nil {
+		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open failed")
+		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please choose again.")
+	}
+}
+
 type submission struct {
 	meta viewMeta
 	text string
@@ -92,15 +121,21 @@ type submission struct {
 // with: errors for blank or overlong text, nothing otherwise. It returns
 // the submission to act on, or nil.
 func (b *Bot) checkSubmission(cb *callback) (*submission, any) {
-	if cb.View.CallbackID != blocks.CallbackOther {
+	if cb.View.CallbackID != blocks.CallbackOther && cb.View.CallbackID != blocks.CallbackNote {
 		return nil, nil
 	}
 	meta, ok := b.parseMeta(cb.View.PrivateMetadata)
-	if !ok || meta.user != cb.User.ID {
+	if !ok || meta.user != cb.User.ID || meta.note != (cb.View.CallbackID == blocks.CallbackNote) {
 		b.log.Warn().Str("user", trim(cb.User.ID)).Msg("view submission with forged or foreign metadata")
 		return nil, viewErrors("This form is not valid any more. Close it and press the button in the message again.")
 	}
 	text, ok := blocks.CustomText(cb.View.State)
+	if !ok && meta.note && !meta.required {
+		return &submission{meta: meta}, nil // an optional note left empty
+	}
+	if !ok && meta.note {
+		return nil, viewErrors("Say why you chose it, or press Back.")
+	}
 	if !ok {
 		return nil, viewErrors("Type an answer, or press Back.")
 	}
@@ -114,15 +149,23 @@ func viewErrors(msg string) *slack.ViewSubmissionResponse {
 	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.CustomBlockID: msg})
 }
 
-// onCustom stores a form's "Other" text, then acks the submission (which
-// closes the form).
+// onCustom stores a form's "Other" text, or a "Why?" form's pick and note,
+// then acks the submission (which closes the form).
 func (b *Bot) onCustom(ctx context.Context, env *Envelope, sub submission) {
 	act := actOf(env.Payload, sub.meta.askID, -1, true)
 	sctx, cancel := context.WithTimeout(ctx, actTimeout)
-	rec, err := b.svc.Other(sctx, act, sub.meta.q, sub.text)
+	kind := blocks.KindOther
+	var rec asks.Record
+	var err error
+	if sub.meta.note {
+		kind = blocks.KindSelect
+		rec, err = b.svc.SelectNoted(sctx, act, sub.meta.q, []int{sub.meta.opt}, sub.text)
+	} else {
+		rec, err = b.svc.Other(sctx, act, sub.meta.q, sub.text)
+	}
 	cancel()
 	b.settle(ctx, env, act, rec, err)
 	if err == nil && asks.Many(rec) {
-		b.handlers.Go(func() { b.confirm(ctx, act, blocks.KindOther, sub.meta.q, rec, false) })
+		b.handlers.Go(func() { b.confirm(ctx, act, kind, sub.meta.q, rec, sub.meta.note) })
 	}
 }

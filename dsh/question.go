@@ -157,7 +157,7 @@ func seamQuestions(qs []interaction.Question) []interaction.Question {
 		if len(q.Options) > 0 {
 			opts := make([]interaction.Option, len(q.Options))
 			for j, o := range q.Options {
-				o.Veto = false
+				o.Veto, o.Note = false, "" // a dsh question never gets a note: the seam has no place for it
 				opts[j] = o
 			}
 			q.Options = opts

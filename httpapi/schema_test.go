@@ -40,3 +40,34 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 		}
 	}
 }
+
+// The enums of the kind fields are the values interaction accepts.
+func TestOpenAPIKindEnums(t *testing.T) {
+	doc, _, err := openapitest.Load(context.Background(), httpapi.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum := func(schema, prop string) []string {
+		var out []string
+		for _, v := range doc.Components.Schemas[schema].Value.Properties[prop].Value.Enum {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	var displays []string
+	for _, d := range interaction.Displays {
+		displays = append(displays, string(d))
+	}
+	for _, c := range []struct {
+		schema, prop string
+		want         []string
+	}{
+		{"Question", "display", displays},
+		{"Option", "style", []string{interaction.StylePrimary, interaction.StyleDanger}},
+		{"Option", "note", []string{interaction.NoteRequired, interaction.NoteOptional}},
+	} {
+		if got := enum(c.schema, c.prop); !slices.Equal(got, c.want) {
+			t.Errorf("%s.%s enum %v, want %v", c.schema, c.prop, got, c.want)
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package interaction
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -22,6 +26,7 @@ const (
 	KindMenu      Kind = "menu"       // one pick from a select menu
 	KindMultiMenu Kind = "multi-menu" // several picks from a multi-select menu
 	KindButtons   Kind = "buttons"    // one button per option: a tap picks
+	KindCheckbox  Kind = "checkboxes" // several picks from checkboxes
 )
 
 // KindSpec is what a kind is: how many labels it picks, whether a pick is
@@ -41,6 +46,7 @@ var Kinds = map[Kind]KindSpec{
 	KindMenu:      {Options: true, MaxOptions: MaxOptions},
 	KindMultiMenu: {Options: true, Multi: true, MaxOptions: MaxOptions},
 	KindButtons:   {Options: true, Tap: true, MaxOptions: MaxButtons},
+	KindCheckbox:  {Options: true, Multi: true, MaxOptions: MaxCheckboxes},
 }
 
 // Display is how a caller wants a question with options drawn.
@@ -49,7 +55,7 @@ type Display string
 // The displays a question may ask for.
 const (
 	DisplayAuto    Display = "auto"    // buttons for a short single choice alone in its ask, else a menu
-	DisplayButtons Display = "buttons" // buttons, or 400 when they do not fit
+	DisplayButtons Display = "buttons" // buttons (checkboxes when multi-select), or 400 when they do not fit
 	DisplayMenu    Display = "menu"    // a select menu
 )
 
@@ -59,6 +65,7 @@ var Displays = []Display{DisplayAuto, DisplayButtons, DisplayMenu}
 // Limits of the drawn kinds.
 const (
 	MaxButtons      = 25 // buttons of one question
+	MaxCheckboxes   = 10 // options of a checkboxes question
 	ButtonsPerRow   = 5  // buttons in one row (actions block)
 	MaxButtonRows   = 8  // rows of buttons in one message beyond each question's first
 	AutoMaxButtons  = 5  // auto draws buttons for at most this many options
@@ -75,6 +82,8 @@ func KindOf(r Request, i int) Kind {
 	switch {
 	case len(q.Options) == 0:
 		return KindText
+	case q.MultiSelect && q.Display == DisplayButtons:
+		return KindCheckbox
 	case q.MultiSelect:
 		return KindMultiMenu
 	case q.Display == DisplayButtons:
@@ -116,9 +125,10 @@ func OneAction(r Request) bool {
 
 // TapResponds reports whether a tap on r is a whole response even on an
 // ask that collects several people's: a one-pick question alone, of a
-// kind whose picks are taps, needs no Submit (tapping again replaces it).
+// kind whose picks are taps, or a proposed default's "Use as is", needs
+// no Submit (tapping again replaces it).
 func TapResponds(r Request) bool {
-	return OneAction(r) && Spec(r, 0).Tap
+	return OneAction(r) && (Spec(r, 0).Tap || r.Questions[0].Default != "")
 }
 
 // Pick returns the labels of options idx (indexes) of question i of r, in
@@ -173,6 +183,85 @@ func optionLabels(q Question, idx []int) []string {
 	return out
 }
 
+// NoteNeeded returns the option among labels of question q that asks for
+// a note, if any: picking it opens the "Why?" form before it counts.
+func NoteNeeded(q Question, labels []string) (Option, bool) {
+	for _, o := range q.Options {
+		if o.Note != "" && slices.Contains(labels, o.Label) {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// Note values of an option.
+const (
+	NoteRequired = "required"
+	NoteOptional = "optional"
+)
+
+// Styles of an option's button.
+const (
+	StylePrimary = "primary"
+	StyleDanger  = "danger"
+)
+
+// ButtonStyle is the style an option is drawn with: its own, else danger
+// for a veto option.
+func (o Option) ButtonStyle() string {
+	if o.Style == "" && o.Veto {
+		return StyleDanger
+	}
+	return o.Style
+}
+
+// Confirm asks for Slack's confirmation dialog before a pick counts. Its
+// JSON is true (the default texts) or an object of the texts to show.
+type Confirm struct {
+	Title   string `json:"title,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Confirm string `json:"confirm,omitempty"`
+	Deny    string `json:"deny,omitempty"`
+}
+
+// MarshalJSON writes true for the default texts, else the object.
+func (c Confirm) MarshalJSON() ([]byte, error) {
+	if c == (Confirm{}) {
+		return []byte("true"), nil
+	}
+	type plain Confirm
+	return json.Marshal(plain(c))
+}
+
+// UnmarshalJSON reads true or an object of the four texts; anything else
+// (false too: leave the field out) is refused.
+func (c *Confirm) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("true")) {
+		*c = Confirm{}
+		return nil
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return errors.New("confirm must be true or an object {title, text, confirm, deny}")
+	}
+	type plain Confirm
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("confirm: %v", err)
+	}
+	*c = Confirm(p)
+	return nil
+}
+
+// Limits of a confirmation dialog's texts (Slack's), characters.
+const (
+	MaxConfirmTitle  = 100
+	MaxConfirmText   = 300
+	MaxConfirmButton = 30
+)
+
 // KindFields is the JSON Schema of the question fields ("question") and
 // option fields ("option") that choose and shape a question's kind, with
 // descriptions written for a model: the MCP tool's input schema takes
@@ -180,9 +269,14 @@ func optionLabels(q Question, idx []int) []string {
 var KindFields = map[string]map[string]string{
 	"question": {
 		"multiSelect": `{"type": "boolean", "description": "Allow choosing several options. Default false."}`,
-		"display":     `{"type": "string", "enum": ["auto", "buttons", "menu"], "description": "How the options are drawn. \"auto\" (default): a question alone in its call with one choice among at most 5 short options (labels up to 30 characters) is drawn as buttons, one tap answers it (best on a phone); anything else as a select menu. \"buttons\" forces buttons (at most 25 options), \"menu\" a select menu."}`,
+		"display":     `{"type": "string", "enum": ["auto", "buttons", "menu"], "description": "How the options are drawn. \"auto\" (default): a question alone in its call with one choice among at most 5 short options (labels up to 30 characters) is drawn as buttons, one tap answers it (best on a phone); anything else as a select menu. \"buttons\" forces buttons (at most 25 options; with multiSelect, checkboxes, at most 10), \"menu\" a select menu."}`,
+		"default":     `{"type": "string", "maxLength": 3000, "description": "For a free-text question (no options): text you propose, e.g. a commit message or a reply you drafted. The person sees it and answers with one tap (\"Use as is\") or edits it first; the answer's \"custom\" is the text as they sent it."}`,
 	},
-	"option": {},
+	"option": {
+		"style":   `{"type": "string", "enum": ["primary", "danger"], "description": "Button colour: \"primary\" for the recommended choice, \"danger\" for a destructive one. A veto option is danger unless you say otherwise."}`,
+		"confirm": `{"description": "Ask the person to confirm before the pick counts (against accidental taps on a phone). Use it for risky or irreversible choices (deploy to production, delete data): true, or texts of your own.", "oneOf": [{"type": "boolean", "enum": [true]}, {"type": "object", "properties": {"title": {"type": "string", "maxLength": 100}, "text": {"type": "string", "maxLength": 300}, "confirm": {"type": "string", "maxLength": 30}, "deny": {"type": "string", "maxLength": 30}}, "additionalProperties": false}]}`,
+		"note":    `{"type": "string", "enum": ["required", "optional"], "description": "Picking this option asks the person \"Why?\" in a form before it counts; the answer item then carries \"note\" with their words. Use \"required\" when you need the reason to act, e.g. on \"Reject\" so you learn what to change."}`,
+	},
 }
 
 // validateKind checks the fields that say how question i of r is drawn,
@@ -196,11 +290,56 @@ func validateKind(r Request, i int) error {
 	case q.Display != "" && q.Display != DisplayAuto && len(q.Options) == 0:
 		return Errorf(InvalidQuestion, "%s: display %q needs options", where, q.Display)
 	}
-	if k := KindOf(r, i); Kinds[k].Options && len(q.Options) > Kinds[k].MaxOptions {
+	k := KindOf(r, i)
+	if Kinds[k].Options && len(q.Options) > Kinds[k].MaxOptions {
 		return Errorf(InvalidQuestion, "%s: %d options: at most %d fit as %s (use display \"menu\")", where, len(q.Options), Kinds[k].MaxOptions, k)
+	}
+	for j, o := range q.Options {
+		if err := validateOptionKind(fmt.Sprintf("questions[%d].options[%d]", i, j), o, Kinds[k]); err != nil {
+			return err
+		}
+	}
+	if q.Default != "" {
+		switch n := utf8.RuneCountInString(q.Default); {
+		case len(q.Options) > 0:
+			return Errorf(InvalidQuestion, "%s: default is for a free-text question (no options)", where)
+		case strings.TrimSpace(q.Default) == "":
+			return Errorf(InvalidQuestion, "%s: default is blank", where)
+		case n > MaxCustomLen:
+			return Errorf(InvalidQuestion, "%s: default is %d characters: at most %d", where, n, MaxCustomLen)
+		}
+		if err := checkControl(fmt.Sprintf("questions[%d].default", i), q.Default); err != nil {
+			return err
+		}
 	}
 	if i == len(r.Questions)-1 {
 		return checkButtonRows(r)
+	}
+	return nil
+}
+
+// validateOptionKind checks an option's style, note and confirm.
+func validateOptionKind(where string, o Option, k KindSpec) error {
+	switch {
+	case o.Style != "" && o.Style != StylePrimary && o.Style != StyleDanger:
+		return Errorf(InvalidQuestion, "%s: style %q: want %q or %q", where, o.Style, StylePrimary, StyleDanger)
+	case o.Note != "" && o.Note != NoteRequired && o.Note != NoteOptional:
+		return Errorf(InvalidQuestion, "%s: note %q: want %q or %q", where, o.Note, NoteRequired, NoteOptional)
+	case o.Note != "" && k.Multi:
+		return Errorf(InvalidQuestion, "%s: a note needs a question of one pick, not a multi-select", where)
+	}
+	if c := o.Confirm; c != nil {
+		for _, f := range []struct {
+			name, v string
+			max     int
+		}{{"title", c.Title, MaxConfirmTitle}, {"text", c.Text, MaxConfirmText}, {"confirm", c.Confirm, MaxConfirmButton}, {"deny", c.Deny, MaxConfirmButton}} {
+			if n := utf8.RuneCountInString(f.v); n > f.max {
+				return Errorf(InvalidQuestion, "%s.confirm.%s is %d characters: at most %d", where, f.name, n, f.max)
+			}
+			if err := checkControl(where+".confirm."+f.name, f.v); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ type Progress struct {
 	Selected []string `json:"selected,omitempty"`
 	Custom   string   `json:"custom,omitempty"`
 	Skipped  bool     `json:"skipped,omitempty"`
+	// Note is the "Why?" given with Selected (an option that asks for one).
+	Note string `json:"note,omitempty"`
 }
 
 // Touched reports whether the person acted on the question at all.
@@ -26,6 +28,9 @@ func AnswerFrom(r Request, progress []Progress) Answer {
 				item.Custom = p.Custom
 			case !p.Skipped:
 				item.Selected = append(item.Selected, p.Selected...)
+				if len(p.Selected) > 0 {
+					item.Note = p.Note
+				}
 			}
 		}
 		ans.Answers[i] = item

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,6 +188,7 @@ func TeamAnswer(r Request, responses []Response) (Answer, map[string]map[string]
 	for i, q := range r.Questions {
 		counts := map[string]int{}
 		var custom []string
+		var notes []personNote
 		for _, resp := range responses {
 			item, ok := itemFor(resp.Answer, q.ID)
 			if !ok {
@@ -195,12 +197,15 @@ func TeamAnswer(r Request, responses []Response) (Answer, map[string]map[string]
 			for _, l := range item.Selected {
 				counts[l]++
 			}
+			name := resp.User.Name
+			if name == "" {
+				name = resp.User.ID
+			}
 			if item.Custom != "" {
-				name := resp.User.Name
-				if name == "" {
-					name = resp.User.ID
-				}
 				custom = append(custom, name+": "+item.Custom)
+			}
+			if item.Note != "" {
+				notes = append(notes, personNote{name, item.Note, item.Selected})
 			}
 		}
 		if len(counts) > 0 {
@@ -221,9 +226,25 @@ func TeamAnswer(r Request, responses []Response) (Answer, map[string]map[string]
 		if len(custom) > 0 && len(item.Selected) == 0 {
 			item.Custom = strings.Join(custom, "\n")
 		}
+		var why []string
+		for _, n := range notes {
+			for _, l := range n.labels {
+				if slices.Contains(item.Selected, l) {
+					why = append(why, n.who+": "+n.note)
+					break
+				}
+			}
+		}
+		item.Note = strings.Join(why, "\n")
 		ans.Answers[i] = item
 	}
 	return ans, tally
+}
+
+// personNote is one person's note on the labels they picked.
+type personNote struct {
+	who, note string
+	labels    []string
 }
 
 // labelOrder lists the counted labels in option order, then any others

@@ -15,6 +15,14 @@ type Option struct {
 	// Veto: a submission that selects this option ends the ask at once,
 	// answered with that submission, however many responses were wanted.
 	Veto bool `json:"veto,omitempty"`
+	// Style is the button style: StylePrimary or StyleDanger (a veto
+	// option is drawn danger unless styled otherwise).
+	Style string `json:"style,omitempty"`
+	// Confirm asks Slack's confirmation dialog before a pick of it counts.
+	Confirm *Confirm `json:"confirm,omitempty"`
+	// Note, NoteRequired or NoteOptional, asks "Why?" in a form when it is
+	// picked; the answer item then carries the note.
+	Note string `json:"note,omitempty"`
 }
 
 // Intent marks a question with a known purpose. The only kind today is
@@ -45,6 +53,9 @@ type Question struct {
 	AllowOther *bool `json:"allowOther,omitempty"`
 	// Display is how its options are drawn (see KindOf); "" is auto.
 	Display Display `json:"display,omitempty"`
+	// Default is a proposed answer to a free-text question: "Use as is"
+	// answers with it, "Edit…" opens the form prefilled.
+	Default string `json:"default,omitempty"`
 }
 
 // OtherAllowed reports whether the question offers "Other…" free text.
@@ -70,6 +81,9 @@ type AnswerItem struct {
 	ID       string   `json:"id"`
 	Selected []string `json:"selected"`
 	Custom   string   `json:"custom,omitempty"`
+	// Note is the person's "Why?" for a selected option that asks for one
+	// (for a team's answer, "name: note" lines of those who picked it).
+	Note string `json:"note,omitempty"`
 }
 
 // MarshalJSON writes Selected as [] when it is nil.

@@ -173,6 +173,9 @@ func CheckAnswer(r Request, ans Answer) error {
 		if a.Custom != "" && len(a.Selected) > 0 {
 			return Errorf(InvalidQuestion, "answers[%d]: custom text together with selected labels", i)
 		}
+		if a.Note != "" && len(a.Selected) == 0 {
+			return Errorf(InvalidQuestion, "answers[%d]: a note without a selected label", i)
+		}
 		if a.Custom != "" && strings.TrimSpace(a.Custom) == "" {
 			return Errorf(InvalidQuestion, "answers[%d]: blank custom text", i)
 		}

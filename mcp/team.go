@@ -62,7 +62,8 @@ func userName(u interaction.User) string {
 }
 
 // describeResponse words one person's answer as "id: label, label; id:
-// "text"; id: skipped", in the order of the questions.
+// label (why: "note"); id: "text"; id: skipped", in the order of the
+// questions.
 func describeResponse(qs []interaction.Question, a interaction.Answer) string {
 	byID := make(map[string]interaction.AnswerItem, len(a.Answers))
 	for _, it := range a.Answers {
@@ -75,6 +76,9 @@ func describeResponse(qs []interaction.Question, a interaction.Answer) string {
 		switch {
 		case len(it.Selected) > 0:
 			v = strings.Join(it.Selected, ", ")
+			if it.Note != "" {
+				v += " (why: " + strconv.Quote(clip(it.Note, maxSummaryText)) + ")"
+			}
 		case it.Custom != "":
 			v = strconv.Quote(clip(it.Custom, maxSummaryText))
 		default:

@@ -33,6 +33,7 @@ How to ask well:
 - "question" is the full question as a sentence. "header" is an optional short title of a few words; "detail" is optional longer context, e.g. the plan or the trade-offs. "question", "detail" and option descriptions are Markdown (bold, italic, ~~strike~~, code, code blocks, links, lists, quotes); header and labels are plain text; nothing you write mentions or pings anyone.
 - Offer "options" when the choices are known: short, distinct labels of a few words, each with an optional "description". The label you write is exactly the value you get back. Set "multiSelect": true when several may apply.
 - Do not add an "Other", "None" or "Skip" option: the person gets an "Other…" field for free text and a Skip button. Leave "options" out to ask for free text only. Set "required": true on a question that must not be skipped (an approval), and "allowOther": false on one whose answer must be one of your options.
+- On a phone one tap should answer: a question alone in its call with one choice among at most 5 short labels (30 characters) is drawn as buttons ("display" overrides it). Give an option "confirm": true when an accidental tap would be costly (deploy, delete, pay). Give an option "note": "required" when you need the person's reason to act on that choice, typically on "Reject" (the answer item then carries "note"), "optional" when a reason helps but must not slow them down. For a free-text question where you already have a draft (a commit message, a reply, a summary), put it in "default": the person sends it with one tap or edits it; "custom" holds the text as sent. "style": "primary" marks the recommended option, "danger" a destructive one.
 - "channel" (a Slack channel id) or "user" (a user id, for a direct message) choose where to ask; leave both out to use the default. "timeout" is a Go duration such as "30m" or "2h": how long the question stays open.
 
 Asking several people (team decisions, approvals that need N approvers):
@@ -52,7 +53,7 @@ People may answer after your tool call has to end. Pass "waitSeconds" below your
 
 The result is JSON with one item per question, in request order:
 {"answers":[{"id":"db_engine","selected":["Postgres"]},{"id":"notes","selected":[],"custom":"their own words"}]}
-"selected" holds the chosen labels; "custom" holds text the person typed instead (then "selected" is empty); both empty means the person skipped that question.
+"selected" holds the chosen labels; "note" the person's reason when the chosen option asked for one; "custom" holds text the person typed instead (then "selected" is empty); both empty means the person skipped that question.
 
 While the question is still open the result is not an error: {"status":"pending","askId":"…","message":"Still waiting: …"}.
 
@@ -166,7 +167,8 @@ const outputSchema = `{
         "properties": {
           "id": {"type": "string"},
           "selected": {"type": "array", "items": {"type": "string"}},
-          "custom": {"type": "string"}
+          "custom": {"type": "string"},
+          "note": {"type": "string"}
         },
         "required": ["id", "selected"]
       }

@@ -419,6 +419,12 @@ func cloneQuestions(qs []interaction.Question) []interaction.Question {
 	out := make([]interaction.Question, len(qs))
 	for i, q := range qs {
 		q.Options = append([]interaction.Option(nil), q.Options...)
+		for j, o := range q.Options {
+			if o.Confirm != nil {
+				c := *o.Confirm
+				q.Options[j].Confirm = &c
+			}
+		}
 		if q.Intent != nil {
 			in := *q.Intent
 			q.Intent = &in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,11 +27,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type askFlags struct {
 	question, header, detail, channel, user, jsonFile, id, key string
 	responders, mention, agent, print                          string
-	options, vetoes                                            multiFlag
-	multi                                                      bool
-	timeout                                                    time.Duration
-	responses                                                  interaction.ResponseCount
-	onTimeout                                                  interaction.OnTimeout
+	options, vetoes, confirms, notes, styles                   multiFlag
+	// One tap: --display for each question, --default for each free-text one.
+	display, proposed string
+	multi             bool
+	timeout           time.Duration
+	responses         interaction.ResponseCount
+	onTimeout         interaction.OnTimeout
 	// required and other are nil unless a flag set them: --question with
 	// options then defaults to required and no Other… (an approval a
 	// Skip or free text must not pass), and --json keeps what it says.
@@ -96,6 +99,17 @@ func parseAskFlags(args []string, stdout io.Writer) (askFlags, error) {
 		f.responses = c
 		return err
 	})
+	fs.Var(&f.confirms, "confirm", "an --option LABEL whose choice asks Slack's confirmation dialog first (repeat for more)")
+	fs.Var(&f.notes, "note", "LABEL[=required|optional]: choosing option LABEL asks \"Why?\" in a form; the answer carries the note (default required; repeat for more)")
+	fs.Var(&f.styles, "style", "LABEL=primary|danger: the colour of option LABEL's button (repeat for more)")
+	fs.Func("display", "how the options are drawn: auto (default: buttons for up to 5 short options), buttons or menu", func(v string) error {
+		if !slices.Contains(interaction.Displays, interaction.Display(v)) {
+			return fmt.Errorf("want auto, buttons or menu, not %q", v)
+		}
+		f.display = v
+		return nil
+	})
+	fs.StringVar(&f.proposed, "default", "", "a proposed answer to a free-text question: Use as is answers with it in one tap, Edit… changes it first")
 	fs.Var(&f.vetoes, "veto", "an --option LABEL whose choice ends the ask at once with that person's answer, whatever the others say (repeat for more)")
 	fs.Func("on-timeout", "what the deadline does: expire (default; exit 4) or answer (answer with the responses that came in, if any)", func(v string) error {
 		switch o := interaction.OnTimeout(strings.TrimSpace(v)); o {
@@ -209,8 +223,40 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 			}
 		}
 	}
-	if err := markVetoes(in.Questions, f.vetoes); err != nil {
+	if err := markOptions(in.Questions, "--veto", f.vetoes, func(o *interaction.Option, _ string) error { o.Veto = true; return nil }); err != nil {
 		return in, err
+	}
+	if err := markOptions(in.Questions, "--confirm", f.confirms, func(o *interaction.Option, _ string) error {
+		o.Confirm = &interaction.Confirm{}
+		return nil
+	}); err != nil {
+		return in, err
+	}
+	if err := markOptions(in.Questions, "--note", f.notes, func(o *interaction.Option, v string) error {
+		o.Note = cmp.Or(v, interaction.NoteRequired)
+		if o.Note != interaction.NoteRequired && o.Note != interaction.NoteOptional {
+			return fmt.Errorf("want LABEL=required or LABEL=optional, not %q", v)
+		}
+		return nil
+	}); err != nil {
+		return in, err
+	}
+	if err := markOptions(in.Questions, "--style", f.styles, func(o *interaction.Option, v string) error {
+		if v != interaction.StylePrimary && v != interaction.StyleDanger {
+			return fmt.Errorf("want LABEL=primary or LABEL=danger, not %q", v)
+		}
+		o.Style = v
+		return nil
+	}); err != nil {
+		return in, err
+	}
+	for i := range in.Questions {
+		if f.display != "" {
+			in.Questions[i].Display = interaction.Display(f.display)
+		}
+		if f.proposed != "" && len(in.Questions[i].Options) == 0 {
+			in.Questions[i].Default = f.proposed
+		}
 	}
 	if !f.responses.IsZero() {
 		in.Responses = f.responses
@@ -262,18 +308,28 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 
 // markVetoes marks every option labelled with one of labels as a veto; a
 // label no question offers is an error.
-func markVetoes(qs []interaction.Question, labels []string) error {
-	for _, l := range labels {
+// markOptions applies set to each option named by specs (LABEL or
+// LABEL=VALUE, VALUE passed to set) of any question; flag names the flag
+// in errors.
+func markOptions(qs []interaction.Question, flag string, specs []string, set func(o *interaction.Option, value string) error) error {
+	for _, spec := range specs {
+		l, v := spec, ""
+		if i := strings.LastIndex(spec, "="); i >= 0 && (flag == "--note" || flag == "--style") {
+			l, v = spec[:i], spec[i+1:] // the value is after the last "=": a label may hold one
+		}
 		found := false
 		for i := range qs {
 			for j := range qs[i].Options {
 				if qs[i].Options[j].Label == l {
-					qs[i].Options[j].Veto, found = true, true
+					if err := set(&qs[i].Options[j], v); err != nil {
+						return fmt.Errorf("%s %q: %w", flag, spec, err)
+					}
+					found = true
 				}
 			}
 		}
 		if !found {
-			return fmt.Errorf("--veto %q: no question has an option with that label", l)
+			return fmt.Errorf("%s %q: no question has an option with that label", flag, l)
 		}
 	}
 	return nil

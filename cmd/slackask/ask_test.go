@@ -506,3 +506,35 @@ func TestAskPrintsThePermalink(t *testing.T) {
 		t.Fatalf("stderr %q", stderr.String())
 	}
 }
+
+// TestAskOneTapFlags: --confirm, --note, --style, --display and --default
+// shape the request; a label they name must be an option.
+func TestAskOneTapFlags(t *testing.T) {
+	in, err := askInputOf(t, "--question", "Deploy?", "--option", "Approve", "--option", "Reject", "--option", "a=b",
+		"--confirm", "Approve", "--note", "Reject", "--note", "a=b=optional", "--style", "Approve=primary", "--style", "Reject=danger", "--display", "buttons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := in.Questions[0]
+	if q.Display != interaction.DisplayButtons || q.Options[0].Confirm == nil || q.Options[0].Style != "primary" ||
+		q.Options[1].Note != "required" || q.Options[1].Style != "danger" || q.Options[2].Note != "optional" {
+		t.Fatalf("%+v", q)
+	}
+	if err := interaction.ValidateInput(in); err != nil {
+		t.Fatal(err)
+	}
+	in, err = askInputOf(t, "--question", "Commit message?", "--default", "fix: the race in Wait")
+	if err != nil || in.Questions[0].Default != "fix: the race in Wait" {
+		t.Fatalf("%+v %v", in.Questions, err)
+	}
+	for _, bad := range [][]string{
+		{"--question", "Q?", "--option", "A", "--confirm", "B"},
+		{"--question", "Q?", "--option", "A", "--note", "A=sometimes"},
+		{"--question", "Q?", "--option", "A", "--style", "A=green"},
+		{"--question", "Q?", "--option", "A", "--display", "tiles"},
+	} {
+		if _, err := askInputOf(t, bad...); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

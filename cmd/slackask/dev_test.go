@@ -482,7 +482,7 @@ func TestDevBrowser(t *testing.T) {
 	}
 	run("open the thread", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q] a.replies`, ask.TS))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q] a.replies`, ask.TS))),
-		chromedp.WaitVisible(chromedp.CSS(`.thread article.msg.open .select`)))
+		chromedp.WaitVisible(chromedp.CSS(`.thread article.msg.open button[data-action*=".0.select."]`))) // Yes/No: buttons
 	shot("7-thread")
 
 	if err := chromedp.Cancel(bctx); err != nil {

@@ -16,6 +16,9 @@ var (
 	ErrNotFound = errors.New("slackfake: not found")
 	// ErrBadChoice: a choice matches no option, or the wrong number of choices.
 	ErrBadChoice = errors.New("slackfake: bad choice")
+	// ErrConfirmRequired: a click on an element with a confirmation dialog
+	// that skipped it; Slack's clients always show the dialog first.
+	ErrConfirmRequired = errors.New("slackfake: the element asks for confirmation first")
 )
 
 // Person plays a person of the workspace in a Slack client: it keeps the
@@ -27,6 +30,7 @@ type Person struct {
 	// guarded by s.mu
 	viewMark int
 	confirms []Confirm
+	taps     int
 	frozen   map[string][]any // msgKey → blocks the person's client still shows
 }
 
@@ -55,6 +59,18 @@ func (s *Server) Person(userID string) *Person {
 
 // ID returns the person's user id.
 func (p *Person) ID() string { return p.id }
+
+// Taps returns how many times the person touched the screen so far, as a
+// phone counts them: a button 1 (2 with its confirmation dialog, or 2 when
+// they deny it); a select menu 2 (open, pick); a multi-select 2 + one per
+// option picked (open, picks, done); checkboxes 1 per box; a text field 1
+// (focus it: typing is not a tap); a form's submit or close button 1.
+// Scrolling is not counted.
+func (p *Person) Taps() int {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.taps
+}
 
 // ConfirmsSeen returns the confirmation dialogs shown to the person, oldest
 // first.
@@ -161,10 +177,11 @@ func (p *Person) act(ctx context.Context, prepare func(u *user) (map[string]any,
 	return p.s.Deliver(ctx, payload)
 }
 
-var selectKinds = []string{"static_select", "multi_static_select", "users_select"}
+var selectKinds = []string{"static_select", "multi_static_select", "users_select", "checkboxes"}
 
-// Select chooses in the static_select (exactly one choice) or
-// multi_static_select (the new whole selection) that find picks in the
+// Select chooses in the static_select (exactly one choice),
+// multi_static_select or checkboxes (the new whole selection) that find
+// picks in the
 // message channel/ts. A choice matches an option's value or visible text.
 // It sends block_actions and returns the ack's payload; errors: ErrNotFound,
 // ErrNoMatch, ErrAmbiguous, ErrBadChoice, ErrUnknownUser, or a Deliver
@@ -219,6 +236,14 @@ func (p *Person) selectLocked(u *user, surf *surface, find Finder, choices []str
 		return nil, err
 	}
 	action[field] = value
+	switch getStr(el.m, "type") {
+	case "static_select", "users_select":
+		p.taps += 2
+	case "multi_static_select":
+		p.taps += 2 + len(choices)
+	default:
+		p.taps += max(len(choices), 1)
+	}
 	surf.state.set(el.blockID, getStr(el.m, "action_id"), map[string]any{"type": getStr(el.m, "type"), field: cloneJSON(value)})
 	p.noteConfirmLocked(surf, el)
 	if el.inInput && !getBool(el.block, "dispatch_action") {
@@ -311,10 +336,59 @@ func (p *Person) Click(ctx context.Context, channel, ts string, find Finder) (js
 	})
 }
 
+// ClickDenying presses the button as Click does and then denies its
+// confirmation dialog: nothing is sent. A button without a dialog is
+// ErrBadChoice.
+func (p *Person) ClickDenying(ctx context.Context, channel, ts string, find Finder) error {
+	_, err := p.act(ctx, func(*user) (map[string]any, error) {
+		surf, el, err := p.buttonLocked(channel, ts, find)
+		if err != nil {
+			return nil, err
+		}
+		if getObj(el.m, "confirm") == nil {
+			return nil, fmt.Errorf("%w: the button has no confirmation dialog", ErrBadChoice)
+		}
+		p.noteConfirmLocked(surf, el)
+		p.taps += 2
+		return nil, nil
+	})
+	return err
+}
+
+// ClickSkippingConfirm tries to press the button with no confirmation
+// dialog, as a forged or broken client would: Slack refuses one that has a
+// dialog (ErrConfirmRequired, nothing sent); one without is pressed.
+func (p *Person) ClickSkippingConfirm(ctx context.Context, channel, ts string, find Finder) (json.RawMessage, error) {
+	return p.act(ctx, func(u *user) (map[string]any, error) {
+		surf, el, err := p.buttonLocked(channel, ts, find)
+		if err != nil {
+			return nil, err
+		}
+		if getObj(el.m, "confirm") != nil {
+			return nil, fmt.Errorf("%w: %s", ErrConfirmRequired, describe(el))
+		}
+		return p.clickLocked(u, surf, find)
+	})
+}
+
+// buttonLocked finds the button find picks in the message channel/ts.
+func (p *Person) buttonLocked(channel, ts string, find Finder) (*surface, elemRef, error) {
+	surf, err := p.messageSurfaceLocked(channel, ts)
+	if err != nil {
+		return nil, elemRef{}, err
+	}
+	el, err := findElement(surf.blocks, []string{"button"}, find, "button")
+	return surf, el, err
+}
+
 func (p *Person) clickLocked(u *user, surf *surface, find Finder) (map[string]any, error) {
 	el, err := findElement(surf.blocks, []string{"button"}, find, "button")
 	if err != nil {
 		return nil, err
+	}
+	p.taps++
+	if getObj(el.m, "confirm") != nil {
+		p.taps++ // the dialog's confirm button
 	}
 	action := p.s.actionBaseLocked(el)
 	action["text"] = cloneJSON(el.m["text"])

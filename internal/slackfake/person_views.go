@@ -93,6 +93,7 @@ func (p *Person) Type(ctx context.Context, viewID string, find Finder, text stri
 			val = nil
 		}
 		v.state.set(el.blockID, getStr(el.m, "action_id"), map[string]any{"type": getStr(el.m, "type"), "value": val})
+		p.taps++ // focus the field
 		return nil, nil
 	})
 	return err
@@ -133,6 +134,7 @@ func (p *Person) Submit(ctx context.Context, viewID string) (json.RawMessage, er
 		if err != nil {
 			return nil, err
 		}
+		p.taps++
 		if verr := localInputErrors(v); verr != nil {
 			return nil, verr
 		}
@@ -278,6 +280,7 @@ func (p *Person) Close(ctx context.Context, viewID string) (json.RawMessage, err
 			return nil, err
 		}
 		p.s.closeFromLocked(v)
+		p.taps++
 		if !getBool(v.def, "notify_on_close") {
 			return nil, nil
 		}
