@@ -63,8 +63,8 @@ func TestOpenAPIKindEnums(t *testing.T) {
 		want         []string
 	}{
 		{"Question", "display", displays},
-		{"Option", "style", []string{interaction.StylePrimary, interaction.StyleDanger}},
-		{"Option", "note", []string{interaction.NoteRequired, interaction.NoteOptional}},
+		{"QuestionOption", "style", []string{interaction.StylePrimary, interaction.StyleDanger}},
+		{"QuestionOption", "note", []string{interaction.NoteRequired, interaction.NoteOptional}},
 	} {
 		if got := enum(c.schema, c.prop); !slices.Equal(got, c.want) {
 			t.Errorf("%s.%s enum %v, want %v", c.schema, c.prop, got, c.want)
