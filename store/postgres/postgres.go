@@ -8,7 +8,10 @@
 // (status, created_at, ended_at, idempotency_key, synced, remind_at,
 // wake_at, version) in indexed columns; version and wake_at are
 // authoritative, so that ClaimDue moves them without rewriting the JSON.
-// Times are bigint unix nanoseconds. The tables live in one schema: the
+// Times are bigint unix nanoseconds. The events an ask's writes emit
+// (store.Event) are rows of the events table, inserted in the
+// transaction of the write, their seqs from a counter whose lock orders
+// their commits (eventsCTE). The tables live in one schema: the
 // connection's current schema (search_path=… in the URL), or the one
 // WithSchema names. The numbered SQL files embedded from migrations/ create
 // and upgrade it (see migrate.go).

@@ -9,7 +9,9 @@
 // columns; version and wake_at are authoritative (ClaimDue moves them
 // without rewriting the JSON). Times are
 // integer unix nanoseconds, so sub-second precision round-trips and the
-// columns sort. Secrets live in the secrets table. The schema is created and
+// columns sort. The events an ask's writes emit (store.Event) are rows of
+// the events table, inserted in the transaction of the write, seq an
+// AUTOINCREMENT key (never reused). Secrets live in the secrets table. The schema is created and
 // upgraded by the numbered SQL files embedded from migrations/, tracked in
 // PRAGMA user_version; a file written by a newer slackask is refused.
 //
