@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/httpapi/openapitest"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/webhook"
 )
 
 // jsonLines decodes the events `slackask events` printed.
@@ -113,5 +120,72 @@ func TestEventsEndToEnd(t *testing.T) {
 		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// End to end: callbackEvents sends the chosen events, each signed and as
+// the OpenAPI document's askEvent describes it, in seq order, and the
+// ask resource at the end for "ended"; every callback validates.
+func TestE2ECallbackEvents(t *testing.T) {
+	const secret = "e2e-events-secret"
+	h := start(t, withConfig(func(c *config.Config) { c.CallbackSecret, c.CallbackAllowPrivate = secret, true }))
+	var (
+		mu     sync.Mutex
+		bodies []string
+		issues []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if err := webhook.Verify([]byte(secret), r.Header, body, time.Now(), 5*time.Minute); err != nil {
+			issues = append(issues, "bad signature: "+err.Error())
+		}
+		if err := openapitest.CheckCallback(r.Context(), r, body); err != nil {
+			issues = append(issues, err.Error())
+		}
+		bodies = append(bodies, string(body))
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	in := ask1(question("go", "Ship it?", "yes", "no"), question("env", "Where?", "dev", "prod"))
+	in.CallbackURL, in.CallbackEvents = srv.URL+"/hook", []string{"created", "posted", "response", "ended"}
+	ask := h.create(in)
+	if !reflect.DeepEqual(ask.CallbackEvents, in.CallbackEvents) {
+		t.Fatalf("callbackEvents %v", ask.CallbackEvents)
+	}
+	h.answer(ask, alice, map[int]string{0: "yes", 1: "dev"})
+	waitUntil(t, "three events and the ask delivered", 20*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(bodies) >= 4
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, is := range issues {
+		t.Error(is)
+	}
+	var kinds []string
+	var seq int64
+	for _, b := range bodies {
+		var e store.Event
+		if err := json.Unmarshal([]byte(b), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Seq == 0 { // the ask resource
+			var a interaction.Ask
+			if err := json.Unmarshal([]byte(b), &a); err != nil || a.ID != ask.ID || a.Status != interaction.StatusAnswered {
+				t.Fatalf("ask body %s: %v", b, err)
+			}
+			continue
+		}
+		if e.Seq <= seq || e.AskID != ask.ID {
+			t.Fatalf("event %s after seq %d", b, seq)
+		}
+		seq = e.Seq
+		kinds = append(kinds, e.Kind)
+	}
+	if !reflect.DeepEqual(kinds, []string{"created", "posted", "response"}) {
+		t.Fatalf("events delivered: %v", kinds)
 	}
 }
