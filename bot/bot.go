@@ -67,6 +67,10 @@ type Config struct {
 	// earlier process and not processed. Run hands them to the handler,
 	// in order, before any connection opens.
 	Replay []journal.Entry
+	// HTTPMode: Slack sends payloads over HTTP (an HTTP transport hands
+	// them to Accept) and no Socket Mode connection is opened;
+	// Connections is ignored.
+	HTTPMode bool
 }
 
 // Bot is the Slack adapter. Create it with New, hand it to asks.New as
@@ -94,6 +98,11 @@ type Bot struct {
 	slots     workslots.Slots
 	gate      gate // closed while the store cannot be reached (StoreDown)
 	home      *homeBoard
+
+	// accepting guards Accept against Run's end: runCtx is Run's context
+	// while it takes payloads, nil before and once it stops.
+	accepting sync.RWMutex
+	runCtx    context.Context
 }
 
 // New checks cfg and returns a Bot. It returns an error when API or
@@ -119,7 +128,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
 	b.home = newHomeBoard(b)
 	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
-	for i := range max(cfg.Connections, 1) {
+	conns := max(cfg.Connections, 1)
+	if cfg.HTTPMode {
+		conns = 0
+	}
+	for i := range conns {
 		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes, gate: &b.gate,
 			Log: cfg.Logger.With().Int("socket", i).Logger()}
 		if cfg.Journal != nil {
@@ -154,6 +167,9 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	var homes sync.WaitGroup
 	homes.Go(func() { b.home.run(ctx) })
 	b.replay(ctx)
+	b.accepting.Lock()
+	b.runCtx = ctx
+	b.accepting.Unlock()
 	errs := make(chan error, len(b.sockets))
 	// One line for every connection: a click acked on one is routed
 	// after every click acked before it on any other.
@@ -173,7 +189,13 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 			}
 		})
 	}
+	if b.cfg.HTTPMode {
+		<-ctx.Done()
+	}
 	socks.Wait()
+	b.accepting.Lock() // no HTTP payload is taken once the handlers are waited for
+	b.runCtx = nil
+	b.accepting.Unlock()
 	line.close() // every reader has ended, every lined envelope routed
 	routing.Wait()
 	cancel()
@@ -229,6 +251,8 @@ func (b *Bot) Ready(context.Context) error {
 		return fmt.Errorf("slack: socket mode connections given up: %w", reason)
 	case !b.started.Load():
 		return errors.New("slack: not started")
+	case b.cfg.HTTPMode:
+		return nil
 	case b.Connected() == 0:
 		return fmt.Errorf("slack: none of %d socket mode connections is up", len(b.sockets))
 	}
@@ -268,6 +292,29 @@ func (b *Bot) Home() (workspace, app string) {
 		app = *p
 	}
 	return workspace, app
+}
+
+// Accept implements HTTPHandler: env is routed as Interactive routes a
+// Socket's, on Run's context; false before Run took over and once it is
+// stopping.
+func (b *Bot) Accept(env *Envelope) bool {
+	b.accepting.RLock()
+	defer b.accepting.RUnlock()
+	if b.runCtx == nil || b.runCtx.Err() != nil {
+		return false
+	}
+	b.Interactive(b.runCtx, env)
+	return true
+}
+
+// AcceptEvent implements HTTPHandler: ev goes to Event on Run's context,
+// as a Socket hands it; dropped before Run took over and once it stops.
+func (b *Bot) AcceptEvent(ev EventCallback) {
+	b.accepting.RLock()
+	defer b.accepting.RUnlock()
+	if b.runCtx != nil && b.runCtx.Err() == nil {
+		b.Event(b.runCtx, ev)
+	}
 }
 
 // Hello implements EnvelopeHandler: Slack announced the app id.

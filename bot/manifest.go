@@ -14,10 +14,43 @@ var Scopes = []string{"chat:write", "im:write", "usergroups:read", "users:read",
 // the Home tab with the app_home_opened event, and Scopes. name is the app's display name ("slackask" when empty). It
 // returns an error only if the manifest cannot be encoded.
 func Manifest(name string) ([]byte, error) {
+	return json.MarshalIndent(manifest(name, ""), "", "  ")
+}
+
+// HTTPEvents are the events HTTP mode subscribes to besides
+// app_home_opened: an uninstall and a revocation, which end the
+// installation.
+var HTTPEvents = []string{"app_uninstalled", "tokens_revoked"}
+
+// HTTPManifest is Manifest for Slack's HTTP mode: no Socket Mode; Slack
+// POSTs interactivity to baseURL/slack/interactivity and events
+// (HTTPEvents) to baseURL/slack/events. baseURL is the public https URL
+// of slackask, without a trailing slash.
+func HTTPManifest(name, baseURL string) ([]byte, error) {
+	return json.MarshalIndent(manifest(name, baseURL), "", "  ")
+}
+
+// manifest builds the manifest; baseURL empty is Socket Mode.
+func manifest(name, baseURL string) map[string]any {
 	if name == "" {
 		name = "slackask"
 	}
-	m := map[string]any{
+	interactivity := map[string]any{"is_enabled": true}
+	settings := map[string]any{
+		"interactivity":          interactivity,
+		"socket_mode_enabled":    baseURL == "",
+		"org_deploy_enabled":     false,
+		"token_rotation_enabled": false,
+	}
+	// app_home_opened: a person opened the Home tab (published then).
+	events := map[string]any{"bot_events": []string{"app_home_opened"}}
+	settings["event_subscriptions"] = events
+	if baseURL != "" {
+		interactivity["request_url"] = baseURL + "/slack/interactivity"
+		events["request_url"] = baseURL + "/slack/events"
+		events["bot_events"] = append([]string{"app_home_opened"}, HTTPEvents...)
+	}
+	return map[string]any{
 		"_metadata": map[string]any{"major_version": 1, "minor_version": 1},
 		"display_information": map[string]any{
 			"name":             name,
@@ -33,14 +66,6 @@ func Manifest(name string) ([]byte, error) {
 		"oauth_config": map[string]any{
 			"scopes": map[string]any{"bot": Scopes},
 		},
-		"settings": map[string]any{
-			"interactivity": map[string]any{"is_enabled": true},
-			// app_home_opened: a person opened the Home tab (published then).
-			"event_subscriptions":    map[string]any{"bot_events": []string{"app_home_opened"}},
-			"socket_mode_enabled":    true,
-			"org_deploy_enabled":     false,
-			"token_rotation_enabled": false,
-		},
+		"settings": settings,
 	}
-	return json.MarshalIndent(m, "", "  ")
 }

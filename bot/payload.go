@@ -64,15 +64,31 @@ func decodeEnvelope(frame []byte) (typ string, cb *callback, err error) {
 		return env.Type, &callback{}, fmt.Errorf("decode envelope: %w", err)
 	}
 	cb = &env.Payload
+	cb.collectBlockActions()
+	return env.Type, cb, nil
+}
+
+// decodeCallback decodes an interactive payload as HTTP mode receives it
+// (the form field payload), as decodeEnvelope decodes one in an envelope.
+func decodeCallback(raw []byte) (*callback, error) {
+	var cb callback
+	if err := json.Unmarshal(raw, &cb); err != nil {
+		return &callback{}, fmt.Errorf("decode payload: %w", err)
+	}
+	cb.collectBlockActions()
+	return &cb, nil
+}
+
+// collectBlockActions sets blockActions: as slack-go, an action with a
+// block_id is a block action; the others are attachment actions, which
+// the bot never sends.
+func (cb *callback) collectBlockActions() {
 	for _, a := range cb.Actions {
-		// As slack-go: an action with a block_id is a block action; the
-		// others are attachment actions, which the bot never sends.
 		if a != nil && a.BlockID != nil {
 			a.BlockAction.BlockID = *a.BlockID
 			cb.blockActions = append(cb.blockActions, &a.BlockAction)
 		}
 	}
-	return env.Type, cb, nil
 }
 
 // blockState decodes the state of a block_actions payload: nil for other

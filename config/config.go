@@ -37,6 +37,13 @@ const (
 	DefaultRetention         = 720 * time.Hour
 	DefaultDevAddr           = "127.0.0.1:8090"
 	DefaultSocketConnections = 2
+	DefaultSlackMode         = SlackModeSocket
+)
+
+// The values of SLACKASK_SLACK_MODE.
+const (
+	SlackModeSocket = "socket"
+	SlackModeHTTP   = "http"
 )
 
 // MaxSocketConnections is Slack's limit of Socket Mode connections per app.
@@ -52,6 +59,13 @@ type Config struct {
 	// SlackAppToken is the app-level token, xapp-… (connections:write);
 	// required by serve.
 	SlackAppToken string `envconfig:"SLACK_APP_TOKEN"`
+	// SlackMode is how Slack reaches slackask: "socket" (Socket Mode, the
+	// default) or "http" (Slack POSTs to /slack/events and
+	// /slack/interactivity, signed with SlackSigningSecret).
+	SlackMode string `envconfig:"SLACKASK_SLACK_MODE"`
+	// SlackSigningSecret is the app's signing secret (Basic Information),
+	// which every request of HTTP mode is verified with; a secret.
+	SlackSigningSecret string `envconfig:"SLACK_SIGNING_SECRET"`
 	// SlackAPIURL is the Slack Web API base URL; Load makes it end in "/".
 	SlackAPIURL string `envconfig:"SLACK_API_URL"`
 	// Channel is the default conversation (channel id) for asks; empty
@@ -156,6 +170,7 @@ func (c *Config) normalize() {
 		{&c.LogFormat, DefaultLogFormat},
 		{&c.URL, DefaultURL},
 		{&c.DevAddr, DefaultDevAddr},
+		{&c.SlackMode, DefaultSlackMode},
 	} {
 		*f.v = strings.TrimSpace(*f.v)
 		if *f.v == "" {
@@ -191,11 +206,20 @@ func (c Config) ValidateServe() error {
 	case !strings.HasPrefix(c.SlackBotToken, "xoxb-"):
 		bad("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
 	}
-	switch {
-	case c.SlackAppToken == "":
-		bad("SLACK_APP_TOKEN is required: the app-level token (xapp-…) with connections:write")
-	case !strings.HasPrefix(c.SlackAppToken, "xapp-"):
-		bad("SLACK_APP_TOKEN must be an app-level token starting with xapp-")
+	switch c.SlackMode {
+	case SlackModeSocket, "":
+		switch {
+		case c.SlackAppToken == "":
+			bad("SLACK_APP_TOKEN is required: the app-level token (xapp-…) with connections:write")
+		case !strings.HasPrefix(c.SlackAppToken, "xapp-"):
+			bad("SLACK_APP_TOKEN must be an app-level token starting with xapp-")
+		}
+	case SlackModeHTTP:
+		if c.SlackSigningSecret == "" {
+			bad("SLACK_SIGNING_SECRET is required with SLACKASK_SLACK_MODE=http: the app's signing secret (Basic Information → App Credentials)")
+		}
+	default:
+		bad("SLACKASK_SLACK_MODE must be socket or http, not %q", c.SlackMode)
 	}
 	if err := checkHTTPURL(c.SlackAPIURL); err != nil {
 		bad("SLACK_API_URL %v", err)
@@ -394,6 +418,8 @@ func (c Config) fields() [][2]string {
 	return [][2]string{
 		{"SLACK_BOT_TOKEN", redactToken(c.SlackBotToken)},
 		{"SLACK_APP_TOKEN", redactToken(c.SlackAppToken)},
+		{"SLACKASK_SLACK_MODE", c.SlackMode},
+		{"SLACK_SIGNING_SECRET", redactToken(c.SlackSigningSecret)},
 		{"SLACK_API_URL", redactURL(c.SlackAPIURL)},
 		{"SLACKASK_CHANNEL", c.Channel},
 		{"SLACKASK_RESPONDERS", strings.Join(c.Responders, ",")},
@@ -437,3 +463,7 @@ func (c Config) MarshalZerologObject(e *zerolog.Event) {
 		e.Str(f[0], f[1])
 	}
 }
+
+// HTTPMode reports whether Slack reaches slackask over HTTP
+// (SLACKASK_SLACK_MODE=http) rather than Socket Mode.
+func (c Config) HTTPMode() bool { return c.SlackMode == SlackModeHTTP }

@@ -21,6 +21,7 @@ var allVars = []string{
 	"SLACKASK_DATABASE", "SLACKASK_LOG_LEVEL", "SLACKASK_LOG_FORMAT", "SLACKASK_URL",
 	"SLACKASK_RETENTION", "SLACKASK_DSH_URL", "SLACKASK_DSH_CHANNEL", "SLACKASK_DEV_ADDR",
 	"SLACKASK_SOCKET_CONNECTIONS", "SLACKASK_CALLBACK_URL", "SLACKASK_CALLBACK_SECRET", "SLACKASK_CALLBACK_ALLOW_PRIVATE",
+	"SLACKASK_SLACK_MODE", "SLACK_SIGNING_SECRET",
 }
 
 // clearEnv unsets every variable for the test (restored afterwards).
@@ -48,6 +49,7 @@ func TestLoadDefaults(t *testing.T) {
 		URL:         "http://127.0.0.1:8080",
 		Retention:   720 * time.Hour,
 		DevAddr:     "127.0.0.1:8090",
+		SlackMode:   "socket",
 
 		SocketConnections: 2,
 	}
@@ -75,6 +77,8 @@ func TestLoadEachVariable(t *testing.T) {
 		"SLACKASK_DSH_URL":     "http://dsh.test/",
 		"SLACKASK_DSH_CHANNEL": "C999",
 		"SLACKASK_DEV_ADDR":    "127.0.0.1:1",
+		"SLACKASK_SLACK_MODE":  "http",
+		"SLACK_SIGNING_SECRET": "signsecret",
 
 		"SLACKASK_SOCKET_CONNECTIONS":     "4",
 		"SLACKASK_CALLBACK_URL":           " https://hooks.test/x ",
@@ -106,6 +110,8 @@ func TestLoadEachVariable(t *testing.T) {
 		DshChannel:    "C999",
 		DevAddr:       "127.0.0.1:1",
 
+		SlackMode:            "http",
+		SlackSigningSecret:   "signsecret",
 		SocketConnections:    4,
 		CallbackURL:          "https://hooks.test/x",
 		CallbackSecret:       "cbsecret",
@@ -203,6 +209,12 @@ func TestValidateServe(t *testing.T) {
 	if err := validServe().ValidateServe(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
+	// HTTP mode needs the signing secret, not the app token.
+	h := validServe()
+	h.SlackMode, h.SlackSigningSecret, h.SlackAppToken = SlackModeHTTP, "SECRETSIGN", ""
+	if err := h.ValidateServe(); err != nil {
+		t.Fatalf("valid HTTP mode config: %v", err)
+	}
 	cases := []struct {
 		name    string
 		mut     func(*Config)
@@ -230,6 +242,8 @@ func TestValidateServe(t *testing.T) {
 		{"api token newline", func(c *Config) { c.APIToken = "\tSECRETAPI\n" }, "SLACKASK_API_TOKEN"},
 		{"padded token on a public addr", func(c *Config) { c.HTTPAddr, c.APIToken = "0.0.0.0:8080", " SECRETAPI" }, "SLACKASK_API_TOKEN"},
 		{"no socket connection", func(c *Config) { c.SocketConnections = 0 }, "SLACKASK_SOCKET_CONNECTIONS"},
+		{"unknown slack mode", func(c *Config) { c.SlackMode = "webhook" }, "SLACKASK_SLACK_MODE"},
+		{"http mode without signing secret", func(c *Config) { c.SlackMode = SlackModeHTTP }, "SLACK_SIGNING_SECRET"},
 		{"eleven socket connections", func(c *Config) { c.SocketConnections = 11 }, "SLACKASK_SOCKET_CONNECTIONS"},
 		{"negative socket connections", func(c *Config) { c.SocketConnections = -1 }, "SLACKASK_SOCKET_CONNECTIONS"},
 		{"callback url not http", func(c *Config) { c.CallbackURL = "ftp://hooks.test/" }, "SLACKASK_CALLBACK_URL"},
@@ -247,7 +261,9 @@ func TestValidateServe(t *testing.T) {
 			if !strings.Contains(msg, tc.varName) {
 				t.Errorf("error %q does not name %s", msg, tc.varName)
 			}
-			if strings.Contains(msg, "SECRET") {
+			// The test's tokens are spelled SECRET…; the variable
+			// SLACK_SIGNING_SECRET may be named.
+			if strings.Contains(strings.ReplaceAll(msg, "SLACK_SIGNING_SECRET", ""), "SECRET") {
 				t.Errorf("error %q leaks a token", msg)
 			}
 		})

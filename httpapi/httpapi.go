@@ -36,6 +36,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,8 @@ type Server struct {
 	opts     Options
 	tokenSum [sha256.Size]byte
 	mux      *http.ServeMux
+	// publicPaths are served without the bearer token (MountPublic).
+	publicPaths []string
 
 	closing   context.Context    // done once Close is called
 	stopWaits context.CancelFunc // ends closing
@@ -152,9 +155,24 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
 }
 
-// public reports whether path is served without the bearer token.
-func public(path string) bool {
+// MountPublic adds h at path (an exact path, served for every method h
+// serves) without the bearer-token check, behind the request log only:
+// for callers that prove themselves otherwise, as Slack does by signing
+// its requests. Call it before serving.
+func (s *Server) MountPublic(path string, h http.Handler) {
+	s.mux.Handle(path, h)
+	s.publicPaths = append(s.publicPaths, path)
+}
+
+// probe reports whether path is one of the API's own public routes, which
+// probes and client generators call often.
+func probe(path string) bool {
 	return path == "/healthz" || path == "/readyz" || path == "/v1/openapi.json"
+}
+
+// public reports whether path is served without the bearer token.
+func (s *Server) public(path string) bool {
+	return probe(path) || slices.Contains(s.publicPaths, path)
 }
 
 // ServeHTTP checks the bearer token, routes the request and logs it.
@@ -176,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	if !public(r.URL.Path) {
+	if !s.public(r.URL.Path) {
 		caller, ok, err := s.authorize(r)
 		if err != nil {
 			s.fail(rec, r, err)
@@ -203,7 +221,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // logRequest writes the request log line of one request started at start.
 func (s *Server) logRequest(method, path string, status int, start time.Time) {
 	lvl := zerolog.InfoLevel
-	if public(path) && status == http.StatusOK {
+	if probe(path) && status == http.StatusOK {
 		lvl = zerolog.DebugLevel // probes would drown the log
 	}
 	s.opts.Logger.WithLevel(lvl).

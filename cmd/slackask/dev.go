@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/slackask/slackask/asks"
 	"io"
@@ -37,11 +39,13 @@ const (
 // cmdDev runs `slackask dev`: the Slack emulator, the service wired to it
 // exactly as serve wires to Slack, and the emulator's web page.
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "slackask dev: takes no arguments (configure it with environment variables)\n")
-		return 2
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	mode := fs.String("mode", "", "how the emulator reaches slackask, `MODE`: socket (Socket Mode) or http (signed POSTs to /slack/…); default SLACKASK_SLACK_MODE's")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), commandHelp()["dev"]) }
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return flagFailed(stderr, "dev", err)
 	}
-	cfg, reset, err := devConfig()
+	cfg, reset, err := devConfig(*mode)
 	if err != nil {
 		fmt.Fprintf(stderr, "slackask dev: %v\n", err)
 		return 2
@@ -58,20 +62,27 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// devConfig loads the environment as serve does and fills in what dev
-// provides: the emulator's tokens, the #dev channel, a database file of its
+// devConfig loads the environment as serve does (with mode, when not
+// empty, as SLACKASK_SLACK_MODE) and fills in what dev provides: the emulator's tokens, the #dev channel, a database file of its
 // own (reset is true when that default file should start empty) and
 // console logs. Every other setting is honoured.
-func devConfig() (cfg config.Config, reset bool, err error) {
+func devConfig(mode string) (cfg config.Config, reset bool, err error) {
 	cfg, err = config.Load()
 	if err != nil {
 		return cfg, false, err
+	}
+	if mode != "" {
+		cfg.SlackMode = mode // ValidateServe refuses a mode it does not know
 	}
 	set := func(name string) bool {
 		v, ok := os.LookupEnv(name)
 		return ok && strings.TrimSpace(v) != ""
 	}
 	cfg.SlackBotToken, cfg.SlackAppToken = devBotToken, devAppToken
+	if cfg.HTTPMode() {
+		// The emulator signs its POSTs with a secret of this run.
+		cfg.SlackAppToken, cfg.SlackSigningSecret = "", rand.Text()
+	}
 	cfg.SlackAPIURL = "http://127.0.0.1/api/" // replaced by the emulator's once it listens
 	if cfg.Channel == "" {
 		cfg.Channel = devChannel
@@ -141,6 +152,7 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 
 	fake, err := slackfake.New(slackfake.Config{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, TeamID: "T0DEV", AppID: "A0SLACKASK",
+		SigningSecret: cfg.SlackSigningSecret,
 		Logf: func(format string, args ...any) {
 			log.Debug().Str("component", "emulator").Msg(fmt.Sprintf(format, args...))
 		},
@@ -154,6 +166,9 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 
 	apiURL, pageURL := browsable(apiLn.Addr()), browsable(devLn.Addr())
 	cfg.URL = apiURL // what the start-up log and the banner name, as in use
+	if cfg.HTTPMode() {
+		fake.UseHTTP(apiURL+"/slack/interactivity", apiURL+"/slack/events")
+	}
 	curl := devCurl(apiURL, cfg.APIToken != "")
 	ui := devui.New(fake, devui.Options{
 		Channel: cfg.Channel, User: devYou, GroupNames: map[string]string{devGroup: devGroupHandle},
@@ -189,6 +204,12 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 			}
 			if n > 0 {
 				log.Info().Int("asks", n).Msg("ended the asks an earlier dev run left pending")
+			}
+		}
+		if cfg.HTTPMode() {
+			// As Slack checks a new events URL: signed, answered with its challenge.
+			if err := fake.VerifyEventsURL(ctx); err != nil {
+				log.Warn().Err(err).Msg("the emulator's url_verification failed")
 			}
 		}
 		fmt.Fprint(hooks.stdout, devBanner(pageURL, apiURL, curl, cfg, hooks.resetDB))
@@ -257,9 +278,17 @@ Ask something; curl waits until you answer in the browser:
   %s
 
 Questions go to %s. dev and @%s (dev, alice) may answer this one; bob may not.
-Database: %s. Ctrl-C stops. For a real workspace: slackask serve (see README.md).
+%sDatabase: %s. Ctrl-C stops. For a real workspace: slackask serve (see README.md).
 
-`, pageURL, apiURL, apiURL, tokenLine, curl, channelName(cfg.Channel), devGroupHandle, db)
+`, pageURL, apiURL, apiURL, tokenLine, curl, channelName(cfg.Channel), devGroupHandle, devMode(cfg), db)
+}
+
+// devMode is the banner's line on how the emulator reaches slackask.
+func devMode(cfg config.Config) string {
+	if cfg.HTTPMode() {
+		return "Slack's HTTP mode: every click is a signed POST to " + "/slack/interactivity (the events URL is verified).\n"
+	}
+	return ""
 }
 
 // channelName is how the banner names the default channel.

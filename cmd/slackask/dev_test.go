@@ -45,6 +45,13 @@ func startDev(t *testing.T) *devRun {
 // kept as it is unless reset (as the default database is).
 func startDevDB(t *testing.T, db string, reset bool) *devRun {
 	t.Helper()
+	return startDevWith(t, db, reset, nil)
+}
+
+// startDevWith is startDevDB with the config changed by mut (nil: none)
+// as devConfig would change it.
+func startDevWith(t *testing.T, db string, reset bool, mut func(*config.Config)) *devRun {
+	t.Helper()
 	devLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +64,9 @@ func startDevDB(t *testing.T, db string, reset bool) *devRun {
 		SlackBotToken: devBotToken, SlackAppToken: devAppToken, Channel: devChannel,
 		HTTPAddr: apiLn.Addr().String(), DevAddr: devLn.Addr().String(),
 		Database: db, LogLevel: "debug", LogFormat: "json", Retention: time.Hour,
+	}
+	if mut != nil {
+		mut(&cfg)
 	}
 	d := &devRun{logs: &syncBuffer{}, stdout: &syncBuffer{}, http: &http.Client{Transport: &http.Transport{}}}
 	log := zerolog.New(d.logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
@@ -136,7 +146,7 @@ func TestDevConfig(t *testing.T) {
 	}
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-real-one")
 	t.Setenv("SLACKASK_TIMEOUT", "5m")
-	cfg, reset, err := devConfig()
+	cfg, reset, err := devConfig("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +159,12 @@ func TestDevConfig(t *testing.T) {
 	t.Setenv("SLACKASK_DATABASE", "mine.db")
 	t.Setenv("SLACKASK_CHANNEL", "C0OTHER")
 	t.Setenv("SLACKASK_LOG_FORMAT", "json")
-	cfg, reset, err = devConfig()
+	cfg, reset, err = devConfig("")
 	if err != nil || cfg.Database != "mine.db" || reset || cfg.Channel != "C0OTHER" || cfg.LogFormat != "json" {
 		t.Errorf("honoured settings: %s reset=%v err=%v", cfg, reset, err)
 	}
 	t.Setenv("SLACKASK_RESPONDERS", "not-an-id")
-	if _, _, err := devConfig(); err == nil || !strings.Contains(err.Error(), "SLACKASK_RESPONDERS") {
+	if _, _, err := devConfig(""); err == nil || !strings.Contains(err.Error(), "SLACKASK_RESPONDERS") {
 		t.Errorf("bad responders accepted: %v", err)
 	}
 	for addr, want := range map[string]string{"0.0.0.0:8090": "http://127.0.0.1:8090", "[::]:8090": "http://[::1]:8090", "127.0.0.1:1": "http://127.0.0.1:1"} {
@@ -560,5 +570,57 @@ func TestDevResetRemovesTheJournal(t *testing.T) {
 	d.stop()
 	if fi, err := os.Stat(db + journalSuffix); err != nil || fi.Size() != 0 {
 		t.Fatalf("the journal after a fresh start: %v, %v; want an empty file", fi, err)
+	}
+}
+
+// TestDevHTTPMode: `slackask dev --mode http` wires the emulator to the
+// service in Slack's HTTP mode: the events URL is verified, and a click
+// reaches the service as a signed POST and answers the ask, with no Socket
+// Mode connection at all.
+func TestDevHTTPMode(t *testing.T) {
+	t.Setenv("SLACKASK_DATABASE", filepath.Join(t.TempDir(), "dev.db"))
+	cfg, _, err := devConfig(config.SlackModeHTTP)
+	if err != nil || !cfg.HTTPMode() || cfg.SlackSigningSecret == "" || cfg.SlackAppToken != "" {
+		t.Fatalf("devConfig(http): mode %q, a secret %v, app token %q, %v", cfg.SlackMode, cfg.SlackSigningSecret != "", cfg.SlackAppToken, err)
+	}
+	if _, _, err := devConfig("carrier-pigeon"); err == nil || !strings.Contains(err.Error(), "SLACKASK_SLACK_MODE") {
+		t.Fatalf("devConfig(unknown mode) = %v", err)
+	}
+	d := startDevWith(t, filepath.Join(t.TempDir(), "dev.db"), true, func(c *config.Config) {
+		c.SlackMode, c.SlackSigningSecret, c.SlackAppToken = cfg.SlackMode, cfg.SlackSigningSecret, ""
+	})
+	if !strings.Contains(d.stdout.String(), "HTTP mode") {
+		t.Errorf("the banner does not say HTTP mode:\n%s", d.stdout.String())
+	}
+	resp, err := d.http.Post(d.APIURL+"/v1/asks", "application/json",
+		strings.NewReader(`{"questions":[{"id":"a","question":"Ship?","options":[{"label":"Yes"},{"label":"No"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a interaction.Ask
+	_ = json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	ctx := ctxT(t)
+	if _, err := d.Fake.Person(devYou).Select(ctx, a.Channel, a.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = d.http.Get(d.APIURL + "/v1/asks/" + a.ID + "?wait=10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if a.Status != interaction.StatusAnswered {
+		t.Fatalf("the ask is %s after the click", a.Status)
+	}
+	if n := d.Fake.Connections(); n != 0 {
+		t.Errorf("%d Socket Mode connections in HTTP mode", n)
+	}
+	logs := d.logs.String()
+	if !strings.Contains(logs, `"path":"/slack/interactivity","status":200`) || !strings.Contains(logs, `"path":"/slack/events","status":200`) {
+		t.Errorf("the click and the url_verification did not come over HTTP:\n%s", logs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,6 +83,19 @@ type option func(*harness)
 
 func withConfig(f func(*config.Config)) option { return func(h *harness) { f(&h.cfg) } }
 
+// modeOpts apply before every start's own options: TestHTTPModeSuite
+// runs tests written for Socket Mode in HTTP mode with it. Tests here do
+// not run in parallel.
+var modeOpts []option
+
+// httpMode runs the service in Slack's HTTP mode with a signing secret
+// the fake signs with.
+func httpMode() option {
+	return withConfig(func(c *config.Config) {
+		c.SlackMode, c.SlackSigningSecret, c.SlackAppToken = config.SlackModeHTTP, "harness-signing-secret", ""
+	})
+}
+
 func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{
@@ -95,10 +109,11 @@ func start(t testing.TB, opts ...option) *harness {
 			LogLevel: "debug", LogFormat: "json", Retention: 720 * time.Hour,
 		},
 	}
-	for _, o := range opts {
+	for _, o := range append(slices.Clone(modeOpts), opts...) {
 		o(h)
 	}
 	h.fakeCfg.BotToken, h.fakeCfg.AppToken = h.cfg.SlackBotToken, h.cfg.SlackAppToken
+	h.fakeCfg.SigningSecret = h.cfg.SlackSigningSecret
 	fake, err := slackfake.New(h.fakeCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +130,10 @@ func start(t testing.TB, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	h.base = "http://" + ln.Addr().String()
+	if h.cfg.HTTPMode() {
+		// Slack's HTTP mode: the fake POSTs, signed, to the service.
+		fake.UseHTTP(h.base+"/slack/interactivity", h.base+"/slack/events")
+	}
 	log := zerolog.New(io.MultiWriter(h.logs)).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

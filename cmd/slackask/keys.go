@@ -47,22 +47,30 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "slackask keys: %v\n", err)
 		return 2
 	}
-	ks, closeKeys, err := openKeys(ctx, cfg.Database)
-	if err != nil {
-		fmt.Fprintf(stderr, "slackask keys: %v\n", err)
-		return 1
+	// The database is opened once the arguments are known good.
+	open := func() (store.KeyStore, func(), bool) {
+		ks, closeKeys, err := openKeys(ctx, cfg.Database)
+		if err != nil {
+			fmt.Fprintf(stderr, "slackask keys: %v\n", err)
+			return nil, nil, false
+		}
+		return ks, closeKeys, true
 	}
-	defer closeKeys()
 	switch args[0] {
 	case "create":
-		return keysCreate(ctx, ks, args[1:], stdout, stderr)
+		return keysCreate(ctx, open, args[1:], stdout, stderr)
 	case "list":
-		return keysList(ctx, ks, args[1:], stdout, stderr)
+		return keysList(ctx, open, args[1:], stdout, stderr)
 	case "revoke":
-		if len(args) != 2 {
+		if len(args) != 2 || isHelp(args[1]) {
 			fmt.Fprintf(stderr, "slackask keys revoke: give one key id or name\n\n%s", keysUsage)
 			return 2
 		}
+		ks, closeKeys, ok := open()
+		if !ok {
+			return 1
+		}
+		defer closeKeys()
 		k, err := ks.RevokeKey(ctx, args[1], time.Now())
 		if errors.Is(err, store.ErrNoKey) {
 			fmt.Fprintf(stderr, "slackask keys revoke: no key with id or name %q\n", args[1])
@@ -79,6 +87,10 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 }
+
+// keysOpener opens the key store once a subcommand's arguments are
+// checked; false (said on stderr) when it cannot.
+type keysOpener func() (ks store.KeyStore, closeKeys func(), ok bool)
 
 // openKeys opens the key store of the database dsn; on SQLite without the
 // lock a running serve holds (sqlite.OpenKeys).
@@ -111,28 +123,32 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-func keysCreate(ctx context.Context, ks store.KeyStore, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("slackask keys create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func keysCreate(ctx context.Context, open keysOpener, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), keysUsage+"\nflags of create:\n")
+		printFlags(fs.Output(), fs)
+	}
 	var (
-		name                             = fs.String("name", "", "the key's name (unique)")
+		name                             = fs.String("name", "", "the key's `NAME` (unique)")
 		workspaces, channels, responders listFlag
 	)
-	fs.Var(&workspaces, "workspace", "a team (T…) or Grid organization (E…) id it may ask in (repeatable, or comma-separated)")
-	fs.Var(&channels, "channels", "conversation ids it may post in, and user ids it may DM (comma-separated)")
-	fs.Var(&responders, "responders", "user and user-group ids it may ask (comma-separated)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "slackask keys create: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	fs.Var(&workspaces, "workspace", "a team (T…) or Grid organization (E…) `ID` it may ask in (repeatable, or comma-separated)")
+	fs.Var(&channels, "channels", "conversation ids it may post in, and user ids it may DM (comma-separated `IDS`)")
+	fs.Var(&responders, "responders", "user and user-group ids it may ask (comma-separated `IDS`)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return flagFailed(stderr, "keys create", err)
 	}
 	key, rec, err := apikeys.New(*name, apikeys.Scope{Workspaces: workspaces, Channels: channels, Responders: responders}, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "slackask keys create: %v\n", err)
 		return 2
 	}
+	ks, closeKeys, ok := open()
+	if !ok {
+		return 1
+	}
+	defer closeKeys()
 	if err := ks.CreateKey(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrKeyExists) {
 			fmt.Fprintf(stderr, "slackask keys create: a key named %q exists already\n", rec.Name)
@@ -156,13 +172,21 @@ func describeScope(k store.APIKey) string {
 	return fmt.Sprintf("workspaces %s, channels %s, responders %s", or(k.Workspaces), or(k.Channels), or(k.Responders))
 }
 
-func keysList(ctx context.Context, ks store.KeyStore, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("slackask keys list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func keysList(ctx context.Context, open keysOpener, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keys list", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), keysUsage+"\nflags of list:\n")
+		printFlags(fs.Output(), fs)
 	}
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return flagFailed(stderr, "keys list", err)
+	}
+	ks, closeKeys, ok := open()
+	if !ok {
+		return 1
+	}
+	defer closeKeys()
 	keys, err := ks.Keys(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "slackask keys list: %v\n", err)

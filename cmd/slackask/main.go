@@ -116,12 +116,15 @@ func commandHelp() map[string]string {
 	return map[string]string{
 		"serve": `usage: slackask serve
 
-Runs the service: the Socket Mode bot and the HTTP API (with /mcp).
+Runs the service: the Slack bot (Socket Mode, or HTTP mode's /slack/… routes)
+and the HTTP API (with /mcp).
 
 Environment:
 ` + envHelp([][3]string{
 			{"SLACK_BOT_TOKEN", "", "bot token, xoxb-… (required)"},
-			{"SLACK_APP_TOKEN", "", "app-level token, xapp-… with connections:write (required)"},
+			{"SLACK_APP_TOKEN", "", "app-level token, xapp-… with connections:write (required in Socket Mode)"},
+			{"SLACKASK_SLACK_MODE", config.DefaultSlackMode, "socket (Socket Mode) or http (Slack POSTs to /slack/events and /slack/interactivity)"},
+			{"SLACK_SIGNING_SECRET", "", "the app's signing secret: every HTTP mode request is verified with it (required in HTTP mode)"},
 			{"SLACK_API_URL", config.DefaultSlackAPIURL, "Slack Web API base URL"},
 			{"SLACKASK_CHANNEL", "", "default channel id for asks"},
 			{"SLACKASK_RESPONDERS", "", "default user/user-group ids allowed to answer, comma-separated"},
@@ -152,11 +155,12 @@ Environment:
 			{"SLACKASK_LOG_LEVEL", config.DefaultLogLevel, "log level (logs go to stderr)"},
 			{"SLACKASK_LOG_FORMAT", config.DefaultLogFormat, "json or console"},
 		}),
-		"dev": `usage: slackask dev
+		"dev": `usage: slackask dev [--mode socket|http]
 
 Runs slackask against a local Slack emulator with a web page, to try it
 without a Slack workspace. It reads serve's environment; the tokens and the
-channel are the emulator's.
+channel are the emulator's. --mode http has the emulator reach slackask as
+Slack's HTTP mode does: signed POSTs to /slack/interactivity and /slack/events.
 
 Environment (besides serve's):
 ` + envHelp([][3]string{

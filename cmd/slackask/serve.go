@@ -94,7 +94,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	relay, _ := st.(store.AckRelay)
 	bcfg := bot.Config{
 		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections, Relay: relay,
-		Logger: log.With().Str("component", "bot").Logger(),
+		Logger: log.With().Str("component", "bot").Logger(), HTTPMode: cfg.HTTPMode(),
 	}
 	if !postgres.IsURL(cfg.Database) {
 		j, replay, err := openJournal(cfg.Database, log)
@@ -142,6 +142,12 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 
 	httpAPI.Mount("GET /metrics", serverTokenOnly(metricsHandler(svc, b, bridge, st, allReady(ready))))
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
+	if cfg.HTTPMode() {
+		// Slack's HTTP mode: signed requests, no bearer token.
+		web := &bot.HTTP{Handler: b, SigningSecret: []byte(cfg.SlackSigningSecret), Log: log.With().Str("component", "slack-http").Logger()}
+		httpAPI.MountPublic("/slack/interactivity", onlyPost(web.Interactivity()))
+		httpAPI.MountPublic("/slack/events", onlyPost(web.Events()))
+	}
 
 	ln := hooks.listener
 	if ln == nil {
@@ -304,4 +310,16 @@ func prune(ctx context.Context, st store.Store, retention time.Duration, c clock
 		case <-c.After(time.Hour):
 		}
 	}
+}
+
+// onlyPost serves h for POST only; anything else is 405.
+func onlyPost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

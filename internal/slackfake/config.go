@@ -49,6 +49,10 @@ type Config struct {
 	// ConnectionsOpenBurst is the bucket's size: how many calls may follow
 	// each other without waiting (default 20).
 	ConnectionsOpenBurst int
+	// SigningSecret signs what the fake POSTs in HTTP mode (see
+	// Server.UseHTTP), as Slack signs with an app's signing secret
+	// (default "fake-signing-secret").
+	SigningSecret string
 	// Logf receives diagnostic lines (default: discarded). It may be called
 	// with the fake locked, so it must not call Server methods.
 	Logf func(format string, args ...any)
@@ -68,6 +72,7 @@ func (c Config) withDefaults() Config {
 	setStr(&c.TeamID, "T0FAKE")
 	setStr(&c.AppID, "A0FAKE")
 	setStr(&c.BotUserID, "U0BOT")
+	setStr(&c.SigningSecret, "fake-signing-secret")
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -75,7 +75,12 @@ func (s *Server) deliver(ctx context.Context, typ string, payload any, acceptsRe
 	}
 	s.sock.pending[env.EnvelopeID] = p
 	p.timer = time.AfterFunc(s.cfg.AckTimeout, func() { s.expire(p) })
+	web := s.web
 	s.mu.Unlock()
+	if web.interactivity != "" {
+		s.wg.Go(func() { s.post(web, p) })
+		return s.awaitAck(ctx, p)
+	}
 	if err := s.send(ctx, env, p); err != nil {
 		return nil, err
 	}
@@ -231,25 +236,34 @@ func (s *Server) handleFrame(c *wsConn, data []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.sock.pending[f.EnvelopeID]
-	if p == nil || p.sent.IsZero() {
-		s.logf("socket %d: ack for unknown or already acked envelope %s", c.id, f.EnvelopeID)
-		return
+	if s.ackLocked(f.EnvelopeID, f.Payload, fmt.Sprintf("socket %d", c.id)) {
+		c.acked++
 	}
-	delete(s.sock.pending, f.EnvelopeID)
+}
+
+// ackLocked takes the ack of envelope id (its payload; nil or null: none)
+// that came by via, and reports whether it was one the fake waited for.
+// s.mu held.
+func (s *Server) ackLocked(id string, payload json.RawMessage, via string) bool {
+	p := s.sock.pending[id]
+	if p == nil || p.sent.IsZero() {
+		s.logf("%s: ack for unknown or already acked envelope %s", via, id)
+		return false
+	}
+	delete(s.sock.pending, id)
 	p.timer.Stop()
-	c.acked++
 	lat := time.Since(p.sent)
 	s.sock.acks = append(s.sock.acks, lat)
 	s.notifyLocked()
 	if p.timedOut {
-		s.logf("socket %d: late ack for %s after %v", c.id, f.EnvelopeID, lat)
-		return
+		s.logf("%s: late ack for %s after %v", via, id, lat)
+		return true
 	}
-	if string(f.Payload) == "null" {
-		f.Payload = nil
+	if string(payload) == "null" {
+		payload = nil
 	}
-	p.ch <- f.Payload
+	p.ch <- payload
+	return true
 }
 
 // LastSent returns when the latest envelope was written to a socket (the

@@ -46,6 +46,8 @@ type Server struct {
 
 	sock socketState
 	subs map[*subscriber]struct{}
+	// web: where payloads go in HTTP mode (UseHTTP); zero: Socket Mode.
+	web webTarget
 }
 
 // New starts a fake Slack on 127.0.0.1 with a random port. It returns an

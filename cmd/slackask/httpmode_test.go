@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slacksign"
+)
+
+// TestHTTPModeSuite runs the end-to-end tests of asking and answering with
+// Slack in HTTP mode: every click, modal and submission reaches the
+// service as a signed POST, acked by its 200 once stored.
+func TestHTTPModeSuite(t *testing.T) {
+	modeOpts = []option{httpMode()}
+	defer func() { modeOpts = nil }()
+	for name, fn := range map[string]func(*testing.T){
+		"OneQuestionOneTap":      TestOneQuestionOneTap,
+		"BatchOfThree":           TestBatchOfThree,
+		"OtherReplacesSelection": TestOtherReplacesSelection,
+		"Skip":                   TestSkip,
+		"Cancel":                 TestCancel,
+		"CallerWithdraws":        TestCallerWithdraws,
+		"LateClick":              TestLateClick,
+		"UnauthorizedClick":      TestUnauthorizedClick,
+		"TwoPeopleSubmitAtOnce":  TestTwoPeopleSubmitAtOnce,
+		"DMAsk":                  TestDMAsk,
+		"TeamTwoOfThreeThenVeto": TestTeamTwoOfThreeThenVeto,
+		"TeamResubmitReplaces":   TestTeamResubmitReplaces,
+		"KeysEndToEnd":           TestKeysEndToEnd,
+	} {
+		t.Run(name, fn)
+	}
+}
+
+// signedPost POSTs body to the service's path signed with secret at ts.
+func signedPost(t *testing.T, h *harness, path string, secret string, ts time.Time, body []byte, mut func(http.Header)) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", h.base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	slacksign.SetHeaders(req.Header, []byte(secret), body, ts)
+	if mut != nil {
+		mut(req.Header)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHTTPModeRefusesUnsigned: forged, stale, truncated, re-signed with
+// another secret and oversized requests are refused (401, 413) and change
+// nothing; the same signed request twice is taken twice (a retry);
+// url_verification echoes its challenge; the signing secret is never
+// logged.
+func TestHTTPModeRefusesUnsigned(t *testing.T) {
+	h := start(t, httpMode())
+	ctx := ctxT(t)
+	const secret = "harness-signing-secret"
+	if err := h.fake.VerifyEventsURL(ctx); err != nil {
+		t.Fatalf("url_verification: %v", err)
+	}
+	ask := h.create(ask1(question("deploy", "Deploy?", "Yes", "No")))
+
+	// A real click, captured as the fake would send it: a select of Yes.
+	click := `{"type":"block_actions","user":{"id":"` + alice + `","name":"alice","team_id":"T0FAKE"},"team":{"id":"T0FAKE"},"api_app_id":"A0FAKE",` +
+		`"container":{"type":"message","channel_id":"` + channel + `","message_ts":"` + ask.TS + `"},"trigger_id":"1.2.3",` +
+		`"actions":[{"type":"static_select","action_id":"X","block_id":"Y","selected_option":{"text":{"type":"plain_text","text":"Yes"},"value":"0"}}]}`
+	body := []byte(url.Values{"payload": {click}}.Encode())
+	now := time.Now()
+	cases := []struct {
+		name   string
+		secret string
+		at     time.Time
+		body   []byte
+		mut    func(http.Header)
+		want   int
+	}{
+		{"forged (another secret)", "not-the-secret", now, body, nil, 401},
+		{"stale (6 minutes old)", secret, now.Add(-6 * time.Minute), body, nil, 401},
+		{"from the future", secret, now.Add(6 * time.Minute), body, nil, 401},
+		{"unsigned", secret, now, body, func(h http.Header) { h.Del(slacksign.SignatureHeader) }, 401},
+		{"no timestamp", secret, now, body, func(h http.Header) { h.Del(slacksign.TimestampHeader) }, 401},
+		{"signature of another timestamp", secret, now, body, func(h http.Header) {
+			h.Set(slacksign.TimestampHeader, strconv.FormatInt(now.Unix()-1, 10))
+		}, 401},
+	}
+	for _, c := range cases {
+		if got := signedPost(t, h, "/slack/interactivity", c.secret, c.at, c.body, c.mut); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+	// Truncated: signed whole, sent cut.
+	req, _ := http.NewRequest("POST", h.base+"/slack/interactivity", bytes.NewReader(body[:len(body)/2]))
+	slacksign.SetHeaders(req.Header, []byte(secret), body, now)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Errorf("truncated body: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// Oversized: refused before its signature is even checked.
+	big := bytes.Repeat([]byte("a"), 5<<20)
+	if got := signedPost(t, h, "/slack/interactivity", secret, now, big, nil); got != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized: %d, want 413", got)
+	}
+	for _, p := range []string{"/slack/events"} {
+		if got := signedPost(t, h, p, "not-the-secret", now, []byte(`{"type":"url_verification","challenge":"x"}`), nil); got != 401 {
+			t.Errorf("forged %s: %d, want 401", p, got)
+		}
+	}
+	if got := h.get(ask.ID); got.Status != interaction.StatusPending || len(h.fake.Ephemerals(alice)) != 0 {
+		t.Fatalf("a refused request changed something: %s, %d ephemerals", got.Status, len(h.fake.Ephemerals(alice)))
+	}
+	// GET is not Slack's.
+	if resp, err := http.Get(h.base + "/slack/interactivity"); err != nil || resp.StatusCode != 405 {
+		t.Errorf("GET /slack/interactivity: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// The same timestamp and body twice is fine: Slack may retry. (Not a
+	// block of ours: acked and ignored, both times.)
+	other := []byte(url.Values{"payload": {`{"type":"view_closed","user":{"id":"` + alice + `"}}`}}.Encode())
+	for i := range 2 {
+		if got := signedPost(t, h, "/slack/interactivity", secret, now, other, nil); got != 200 {
+			t.Errorf("signed view_closed, try %d: %d, want 200", i+1, got)
+		}
+	}
+	// And the person's real click, over HTTP: no Socket Mode connection.
+	if _, err := h.fake.Person(alice).Select(ctx, channel, ask.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.waitAsk(ask.ID); got.Status != interaction.StatusAnswered {
+		t.Fatalf("answered over HTTP: %s", got.Status)
+	}
+	if n := h.fake.Connections(); n != 0 {
+		t.Errorf("%d Socket Mode connections in HTTP mode", n)
+	}
+	if !strings.Contains(h.logs.String(), `"path":"/slack/interactivity","status":200`) {
+		t.Errorf("no click came over HTTP")
+	}
+	if strings.Contains(h.logs.String(), secret) {
+		t.Errorf("the signing secret is in the log")
+	}
+}
+
+// TestHTTPModeConfig: serve refuses HTTP mode without a signing secret and
+// needs no app token with one.
+func TestHTTPModeConfig(t *testing.T) {
+	c := config.Config{SlackBotToken: "xoxb-x", SlackMode: config.SlackModeHTTP, SlackAPIURL: "https://slack.com/api/",
+		HTTPAddr: "127.0.0.1:8080", Database: "x.db", LogLevel: "info", LogFormat: "json", SocketConnections: 1}
+	if err := c.ValidateServe(); err == nil || !strings.Contains(err.Error(), "SLACK_SIGNING_SECRET") {
+		t.Fatalf("without a signing secret: %v", err)
+	}
+	c.SlackSigningSecret = "s"
+	if err := c.ValidateServe(); err != nil {
+		t.Fatalf("with one: %v", err)
+	}
+}
+
+// TestManifestHTTPMode: `slackask manifest --mode http --url` turns Socket
+// Mode off and points interactivity and events at the URL; a URL that is
+// not https, or none, is refused.
+func TestManifestHTTPMode(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(t.Context(), []string{"manifest", "--mode", "http", "--url", "https://ask.example.com/base/"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var m struct {
+		Settings struct {
+			SocketMode    bool `json:"socket_mode_enabled"`
+			Interactivity struct {
+				Enabled bool   `json:"is_enabled"`
+				URL     string `json:"request_url"`
+			} `json:"interactivity"`
+			Events struct {
+				URL    string   `json:"request_url"`
+				Events []string `json:"bot_events"`
+			} `json:"event_subscriptions"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+		t.Fatal(err)
+	}
+	s := m.Settings
+	if s.SocketMode || !s.Interactivity.Enabled || s.Interactivity.URL != "https://ask.example.com/base/slack/interactivity" ||
+		s.Events.URL != "https://ask.example.com/base/slack/events" || !slices.Contains(s.Events.Events, "app_uninstalled") {
+		t.Fatalf("manifest settings: %+v", s)
+	}
+	for _, args := range [][]string{{"--mode", "http"}, {"--mode", "http", "--url", "http://ask.example.com"}, {"--mode", "ftp"}, {"--url", "https://x.example"}} {
+		if code := run(t.Context(), append([]string{"manifest"}, args...), nil, &out, &errOut); code != 2 {
+			t.Errorf("manifest %v: exit %d, want 2", args, code)
+		}
+	}
+}
