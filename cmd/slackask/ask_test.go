@@ -242,8 +242,11 @@ func TestFlagErrorsAreOneLine(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"manifest", "--help"}, strings.NewReader(""), &stdout, io.Discard); code != 0 ||
-		stdout.String() != "usage: slackask manifest [--name NAME]\n\nPrints the Slack app manifest (JSON) to create the app from: Socket Mode,\n"+
-			"interactivity and the bot scopes slackask needs.\n\nflags:\n  --name NAME  the NAME the app shows in Slack (default slackask)\n" {
+		stdout.String() != "usage: slackask manifest [--name NAME] [--mode http --url URL]\n\nPrints the Slack app manifest (JSON) to create the app from: Socket Mode (or,\n"+
+			"with --mode http, the request URLs of HTTP mode), interactivity and the bot\nscopes slackask needs.\n\nflags:\n"+
+			"  --mode MODE  how Slack reaches slackask, MODE: socket (Socket Mode) or http (Slack POSTs to --url) (default socket)\n"+
+			"  --name NAME  the NAME the app shows in Slack (default slackask)\n"+
+			"  --url URL    with --mode http: slackask's public https URL (e.g. https://slackask.example.com)\n" {
 		t.Errorf("manifest --help: exit %d\n%s", code, stdout.String())
 	}
 	stdout.Reset()
