@@ -207,3 +207,26 @@ func TestManifestHTTPMode(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPModeHome: app_home_opened comes as a signed POST to
+// /slack/events and the person's Home is published, as in Socket Mode.
+func TestHTTPModeHome(t *testing.T) {
+	h := start(t, httpMode())
+	ctx := ctxT(t)
+	in := ask1(question("deploy", "Deploy to prod?", "Yes", "No"))
+	in.Responders = []string{alice}
+	ask := h.create(in)
+	if err := h.fake.Person(alice).OpenHome(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.fake.WaitFor(ctx, func() bool {
+		v, ok := h.fake.Home(alice)
+		return ok && strings.Contains(string(v.Blocks), ask.ID)
+	}); err != nil {
+		v, _ := h.fake.Home(alice)
+		t.Fatalf("alice's Home never showed the ask: %s", v.Blocks)
+	}
+	if !strings.Contains(h.logs.String(), `"path":"/slack/events","status":200`) {
+		t.Errorf("app_home_opened did not come over HTTP")
+	}
+}

@@ -78,7 +78,7 @@ func (s *Server) deliver(ctx context.Context, typ string, payload any, acceptsRe
 	web := s.web
 	s.mu.Unlock()
 	if web.interactivity != "" {
-		s.wg.Go(func() { s.post(web, p) })
+		s.wg.Go(func() { s.post(web, typ, p) })
 		return s.awaitAck(ctx, p)
 	}
 	if err := s.send(ctx, env, p); err != nil {

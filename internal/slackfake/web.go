@@ -28,27 +28,32 @@ var webClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}
 // Config.SigningSecret, to interactivityURL, and takes a 200 answered
 // within Config.AckTimeout as its ack (its JSON body as the ack's
 // payload); any other answer, or none in time, is an interaction that
-// failed in front of the person. DeliverEvent POSTs Events API callbacks
-// to eventsURL. Empty URLs switch back to Socket Mode.
+// failed in front of the person. Events (OpenHome, DeliverEvent) are
+// POSTed as JSON to eventsURL. Empty URLs switch back to Socket Mode.
 func (s *Server) UseHTTP(interactivityURL, eventsURL string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.web = webTarget{interactivity: interactivityURL, events: eventsURL}
 }
 
-// post sends p's payload to the interactivity URL and takes a 200 as its
-// ack. It runs on its own goroutine, so that a Deliver whose ctx ends
-// first still records the outcome, as with a socket.
-func (s *Server) post(web webTarget, p *pendingAck) {
-	body := []byte(url.Values{"payload": {string(p.payload)}}.Encode())
+// post sends p's payload, of envelope type typ, as HTTP mode does (an
+// interactive payload form-encoded to the interactivity URL, an
+// events_api one as JSON to the events URL), and takes a 200 as its ack.
+// It runs on its own goroutine, so that a Deliver whose ctx ends first
+// still records the outcome, as with a socket.
+func (s *Server) post(web webTarget, typ string, p *pendingAck) {
+	target, body, ctype := web.interactivity, []byte(url.Values{"payload": {string(p.payload)}}.Encode()), "application/x-www-form-urlencoded"
+	if typ == "events_api" {
+		target, body, ctype = web.events, p.payload, "application/json"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.AckTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, web.interactivity, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		s.logf("http: interactive request: %v", err)
+		s.logf("http: %s request: %v", typ, err)
 		return
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Content-Type", ctype)
 	s.sign(req.Header, body)
 	s.mu.Lock()
 	now := time.Now()
