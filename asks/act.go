@@ -22,10 +22,8 @@ type Act struct {
 	// a workspace refuses acts from another, and one stamped with an app
 	// refuses acts that name another app.
 	Workspace, App string
-	// Channel and TS name the message acted on, which must be the ask's.
-	Channel, TS string
-	// Ref names the view acted on as the surface names its copies
-	// (Copy.Ref): an act on a copy of the ask is an act on the ask.
+	// Ref names the view acted on (Posted.Ref): the ask's main message
+	// or one of its copies; an act on any of them is an act on the ask.
 	Ref string
 	// Form is set for an act from a form (modal) rather than the message:
 	// there is no message to check, and Rev is not used.
@@ -344,6 +342,7 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 	for waits := 0; ; {
 		var seen Record
 		rec, err := s.store.Update(ctx, a.AskID, func(r *Record) error {
+			s.legacyRef(r)
 			err := admit(a, r, groupsChecked, waits < notPostedWaits)
 			if err == nil {
 				err = change(r)
@@ -383,6 +382,14 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 	}
 }
 
+// legacyRef fills in the main message's reference of a record posted
+// before references were kept, as the surface gives it.
+func (s *Service) legacyRef(r *Record) {
+	if rf, ok := s.surface.(Referrer); ok && r.Ref == "" && r.TS != "" {
+		r.Ref = rf.MainRef(*r)
+	}
+}
+
 // admit checks, inside the compare-and-set, that a belongs to r and that
 // its person may act on it. With patient, an ask whose ts is not stored
 // yet is errNotPosted (wait and retry); else it fails the message check.
@@ -393,7 +400,7 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 	if patient && r.Status == interaction.StatusPending && r.TS == "" {
 		return errNotPosted
 	}
-	onMain := a.Channel == r.Channel && a.TS == r.TS && r.TS != ""
+	onMain := a.Ref != "" && a.Ref == r.Ref
 	if patient && r.Status == interaction.StatusPending && !a.Form && !onMain && !onCopy(a, r) && copyPosting(r) {
 		return errNotPosted // a copy shown before its post returned its reference to us
 	}

@@ -271,11 +271,6 @@ func (s *Service) CreateIdempotent(ctx context.Context, in interaction.AskInput)
 	}
 	s.posting.claim(rec.ID) // a retry with the key leaves this post alone
 	defer s.posting.release(rec.ID)
-	if in.User != "" {
-		if rec, err = s.openDM(ctx, rec); err != nil {
-			return interaction.Ask{}, false, s.dropUnposted(rec.ID, err)
-		}
-	}
 	var rl *RateLimited
 	if s.queuedAhead(ctx, rec) {
 		// Asks wait for this conversation: behind them, in order.
@@ -434,18 +429,6 @@ func (s *Service) people(ctx context.Context, responders []string, what string) 
 	return out, nil
 }
 
-// openDM opens the DM of a direct ask and stores it as the ask's channel.
-func (s *Service) openDM(ctx context.Context, rec Record) (Record, error) {
-	ch, err := s.surface.OpenDM(ctx, rec.User)
-	if err != nil {
-		return rec, err
-	}
-	return s.store.Update(ctx, rec.ID, func(r *Record) error {
-		r.Channel = ch
-		return nil
-	})
-}
-
 // post sends the ask's message and stores where it landed; when the ask
 // changed (or ended) while it was being posted, the message is brought in
 // step.
@@ -459,7 +442,7 @@ func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
 	s.stats.posts.Add(1)
 	at.Channel = cmp.Or(at.Channel, rec.Channel)
 	rec, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		setPosted(r, at.Channel, at.TS)
+		setPosted(r, at)
 		r.Synced = r.Rev == rec.Rev
 		return nil
 	})

@@ -63,7 +63,26 @@ func (f *surface) Post(_ context.Context, rec Record) (Posted, error) {
 	}
 	f.n++
 	f.posts = append(f.posts, store.Clone(rec))
-	return Posted{Channel: rec.Channel, TS: fmt.Sprintf("1700000000.%06d", f.n)}, nil
+	return placed(mainChannel(rec), fmt.Sprintf("1700000000.%06d", f.n)), nil
+}
+
+// MainRef implements Referrer, as the Slack adapter does: records stored
+// without Ref (posted before references were kept) are acted on by their
+// channel/ts.
+func (f *surface) MainRef(rec Record) string { return rec.Channel + "/" + rec.TS }
+
+// mainChannel is where the test surface posts rec's main message: its
+// channel, or the DM with its person.
+func mainChannel(rec Record) string {
+	if rec.Channel == "" && rec.User != "" {
+		return "D" + rec.User[1:]
+	}
+	return rec.Channel
+}
+
+// placed is a view of the test surface at channel/ts, with its reference.
+func placed(channel, ts string) Posted {
+	return Posted{Channel: channel, TS: ts, Ref: channel + "/" + ts}
 }
 
 func (f *surface) Update(_ context.Context, rec Record) error {
@@ -80,12 +99,13 @@ func (f *surface) Remind(_ context.Context, rec Record) error {
 	return nil
 }
 
-func (f *surface) OpenDM(_ context.Context, user string) (string, error) { return "D" + user[1:], nil }
-
-func (f *surface) FindPosted(_ context.Context, rec Record) (string, error) {
+func (f *surface) FindPosted(_ context.Context, rec Record) (Posted, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.found[rec.ID], nil
+	if ts := f.found[rec.ID]; ts != "" {
+		return placed(mainChannel(rec), ts), nil
+	}
+	return Posted{}, nil
 }
 
 func (f *surface) PostCopy(_ context.Context, rec Record, c Copy) (Posted, error) {
@@ -206,7 +226,7 @@ func (r *rig) create(in interaction.AskInput) interaction.Ask {
 // click is alice acting on the message of ask as it was posted.
 func click(ask interaction.Ask, who string) Act {
 	return Act{AskID: ask.ID, By: interaction.User{ID: who, Name: who}, Workspace: team, App: "A0APP",
-		Channel: ask.Channel, TS: ask.TS, Rev: 1}
+		Ref: ask.Channel + "/" + ask.TS, Rev: 1}
 }
 
 func TestCreateRejectsBadIDs(t *testing.T) {
@@ -355,8 +375,9 @@ func TestActRefusals(t *testing.T) {
 	}{
 		"other workspace": {func(a Act) Act { a.Workspace = "T0EVIL"; return a }, ErrForeign},
 		"other app":       {func(a Act) Act { a.App = "A0EVIL"; return a }, ErrForeign},
-		"other message":   {func(a Act) Act { a.TS = "1.000001"; return a }, ErrForeign},
-		"other channel":   {func(a Act) Act { a.Channel = "C0OTHER"; return a }, ErrForeign},
+		"other message":   {func(a Act) Act { a.Ref = chanID + "/1.000001"; return a }, ErrForeign},
+		"other channel":   {func(a Act) Act { a.Ref = "C0OTHER/" + ask.TS; return a }, ErrForeign},
+		"no view":         {func(a Act) Act { a.Ref = ""; return a }, ErrForeign},
 		"no user":         {func(a Act) Act { a.By.ID = ""; return a }, ErrForeign},
 		"not a responder": {func(a Act) Act { a.By.ID = "U0EVE"; return a }, ErrRefused},
 		"no question":     {func(a Act) Act { return a }, ErrBadChoice},
@@ -380,7 +401,7 @@ func TestActRefusals(t *testing.T) {
 	}
 	// A member of a responder group may answer; a form act needs no message.
 	form := click(ask, bob)
-	form.Form, form.Channel, form.TS = true, "", ""
+	form.Form, form.Ref = true, ""
 	if _, err := r.svc.Other(ctx, form, 1, "maybe"); err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +452,8 @@ func TestActWaitsForTheTS(t *testing.T) {
 			t.Fatal(err)
 		}
 		act := click(rec.Ask, alice)
-		act.TS = "1700000000.000001"
+		at := placed(chanID, "1700000000.000001")
+		act.Ref = at.Ref
 		done := make(chan error, 1)
 		go func() {
 			_, err := r.svc.Skip(ctx, act, 0)
@@ -443,7 +465,7 @@ func TestActWaitsForTheTS(t *testing.T) {
 			t.Fatalf("the act did not wait for the ts: %v", err)
 		default:
 		}
-		if _, err := r.st.Update(ctx, rec.ID, func(r *Record) error { r.TS = act.TS; return nil }); err != nil {
+		if _, err := r.st.Update(ctx, rec.ID, func(r *Record) error { setPosted(r, at); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-done; err != nil {

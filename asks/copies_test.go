@@ -73,7 +73,7 @@ func TestNotifyDMCopyPerResponderAnsweredInOne(t *testing.T) {
 			t.Fatalf("events %v, DMs noted %v: want posted 4 times (the message, 3 copies), notified by dm once each", kinds, dms)
 		}
 		act := Act{AskID: ask.ID, By: interaction.User{ID: bob, Name: "bob"}, Workspace: team, App: "A0APP",
-			Channel: "D0BOB", TS: "x", Ref: refs[bob], Rev: rec.Rev}
+			Ref: refs[bob], Rev: rec.Rev}
 		if _, err := r.svcs[0].Submit(context.Background(), act, map[int][]int{0: {0}, 1: {1}}); err != nil {
 			t.Fatalf("answer in bob's copy: %v", err)
 		}
@@ -280,7 +280,7 @@ func TestActOnACopyBeforeItsRefIsStored(t *testing.T) {
 		<-slow.entered
 		done := make(chan error, 1)
 		go func() {
-			act := Act{AskID: ask.ID, By: interaction.User{ID: bob}, Workspace: team, App: "A0APP", Channel: "D0BOB", TS: "1.1", Ref: "D0BOB/1.1", Rev: 1}
+			act := Act{AskID: ask.ID, By: interaction.User{ID: bob}, Workspace: team, App: "A0APP", Ref: "D0BOB/1.1", Rev: 1}
 			_, err := r.svcs[0].Submit(context.Background(), act, map[int][]int{0: {0}, 1: {0}})
 			done <- err
 		}()

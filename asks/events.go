@@ -62,13 +62,14 @@ func emitNotified(r *Record, ids []string, how string) {
 	}
 }
 
-// setPosted stores channel and ts as where the ask's message is and, when
+// setPosted stores at as where the ask's main message is and, when
 // that is news, records the posted event (and, for its first place, the
 // people its message mentions).
-func setPosted(r *Record, channel, ts string) {
+func setPosted(r *Record, at Posted) {
+	channel, ts := at.Channel, at.TS
 	news := ts != "" && (r.TS != ts || r.Channel != channel)
 	first := r.TS == ""
-	r.Channel, r.TS = channel, ts
+	r.Channel, r.TS, r.Ref = channel, ts, at.Ref
 	if ts != "" {
 		leaveQueue(r) // posted: out of its post queue
 	}

@@ -27,8 +27,14 @@ const (
 	queuePeek = 10000
 )
 
-// queueName is the post queue of rec's message: its conversation.
-func queueName(rec Record) string { return rec.Channel }
+// queueName is the post queue of rec's message: its conversation (a
+// direct ask's, before it is posted, is named after its person).
+func queueName(rec Record) string {
+	if rec.Channel == "" && rec.User != "" {
+		return "dm:" + rec.User
+	}
+	return rec.Channel
+}
 
 // queuedAhead reports whether the conversation of rec has asks waiting to
 // be posted: a new ask then queues behind them rather than overtake them.
@@ -174,12 +180,12 @@ func (s *Service) postHead(ctx context.Context, rec Record) (time.Duration, erro
 		if until := rec.PostAttempt.Add(postGrace); now.Before(until) {
 			return until.Sub(now), nil
 		}
-		ts, err := s.surface.FindPosted(ctx, rec)
+		at, err := s.surface.FindPosted(ctx, rec)
 		if err != nil {
 			return 0, fmt.Errorf("post queue %s: look for an earlier post: %w", q, err)
 		}
-		if ts != "" {
-			_, err := s.adopt(ctx, rec, ts)
+		if at.Ref != "" {
+			_, err := s.adopt(ctx, rec, at)
 			return 0, err
 		}
 	}

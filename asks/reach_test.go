@@ -48,12 +48,14 @@ func (f *reachSurface) Post(ctx context.Context, rec Record) (Posted, error) {
 	return at, err
 }
 
-func (f *reachSurface) Permalink(_ context.Context, channel, ts string) (string, error) {
+var _ Permalinker = (*reachSurface)(nil)
+
+func (f *reachSurface) Permalink(_ context.Context, at Posted) (string, error) {
 	f.links.Add(1)
 	if f.linkErr != nil {
 		return "", f.linkErr
 	}
-	return "https://example.slack.com/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", ""), nil
+	return "https://example.slack.com/archives/" + at.Channel + "/p" + strings.ReplaceAll(at.TS, ".", ""), nil
 }
 
 func newReachRig(t *testing.T, mod func(*Config)) (*Service, *reachSurface) {

@@ -110,13 +110,13 @@ func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 	if err != nil || rec.TS != "" {
 		return err == nil, err
 	}
-	ts, err := s.surface.FindPosted(ctx, rec)
+	at, err := s.surface.FindPosted(ctx, rec)
 	if err != nil {
 		return false, err // posting without knowing could post twice
 	}
 	switch {
-	case ts != "":
-		_, err = s.adopt(ctx, rec, ts)
+	case at.Ref != "":
+		_, err = s.adopt(ctx, rec, at)
 		return err == nil, err
 	case rec.Status.Ended() || !mayPost:
 		return true, nil // nothing to adopt; nothing to post (now)
@@ -141,14 +141,14 @@ func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 	return true, nil
 }
 
-// adopt stores ts, found in the conversation, as the message of rec, and
+// adopt stores at, found by the surface, as the main message of rec, and
 // brings that message in step with the record.
-func (s *Service) adopt(ctx context.Context, rec Record, ts string) (Record, error) {
+func (s *Service) adopt(ctx context.Context, rec Record, at Posted) (Record, error) {
 	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 		if r.TS != "" {
 			return errNoChange
 		}
-		setPosted(r, r.Channel, ts)
+		setPosted(r, at)
 		r.Rev, r.Synced = r.Rev+1, false
 		return nil
 	})
@@ -158,7 +158,7 @@ func (s *Service) adopt(ctx context.Context, rec Record, ts string) (Record, err
 	if err != nil {
 		return rec, err
 	}
-	s.log.Info().Str("ask", rec.ID).Str("ts", ts).Msg("adopted the ask's message")
+	s.log.Info().Str("ask", rec.ID).Str("ref", at.Ref).Msg("adopted the ask's message")
 	s.syncer.mark(rec)
 	return s.storePermalink(ctx, rec), nil
 }
@@ -170,7 +170,7 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 	if rec.Permalink != "" {
 		return rec
 	}
-	link := s.permalink(ctx, rec.ID, Posted{Channel: rec.Channel, TS: rec.TS})
+	link := s.permalink(ctx, rec.ID, Posted{Channel: rec.Channel, TS: rec.TS, Ref: rec.Ref})
 	if link == "" {
 		return rec
 	}
@@ -213,7 +213,7 @@ func (s *Service) permalink(ctx context.Context, id string, at Posted) string {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	link, err := pl.Permalink(ctx, at.Channel, at.TS)
+	link, err := pl.Permalink(ctx, at)
 	if err != nil {
 		s.log.Warn().Err(err).Str("ask", id).Msg("could not get the message's permalink")
 		return ""

@@ -130,13 +130,7 @@ func (s *Service) postLeft(ctx context.Context, rec Record) error {
 		return errBeingPosted // by this process's create or resolvePost: never twice
 	}
 	defer s.posting.release(rec.ID)
-	var err error
-	if rec.User != "" && !interaction.IsConversationID(rec.Channel) {
-		rec, err = s.openDM(ctx, rec)
-	}
-	if err == nil {
-		rec, err = s.adoptOrPost(ctx, rec)
-	}
+	rec, err := s.adoptOrPost(ctx, rec)
 	if err == nil && !rec.Synced {
 		s.syncer.mark(rec)
 	}
@@ -147,15 +141,15 @@ func (s *Service) postLeft(ctx context.Context, rec Record) error {
 // surface before the process died: an earlier message of the ask is
 // adopted (its ts stored, the message re-rendered), else it is posted.
 func (s *Service) adoptOrPost(ctx context.Context, rec Record) (Record, error) {
-	ts, err := s.surface.FindPosted(ctx, rec)
+	at, err := s.surface.FindPosted(ctx, rec)
 	if err != nil {
 		s.log.Warn().Err(err).Str("ask", rec.ID).Msg("recover: could not look for an earlier post; posting")
 	}
-	if ts == "" {
+	if at.Ref == "" {
 		return s.post(ctx, rec)
 	}
 	return s.store.Update(ctx, rec.ID, func(r *Record) error {
-		setPosted(r, r.Channel, ts)
+		setPosted(r, at)
 		r.Rev, r.Synced = r.Rev+1, false
 		return nil
 	})

@@ -25,20 +25,19 @@ type Surface interface {
 	// unknown); asks are stamped with them so that a person's act from
 	// elsewhere is refused.
 	Home() (workspace, app string)
-	// Post posts the message of rec in rec.Channel (as a reply in
-	// rec.ThreadTS when set) and says where it landed.
+	// Post posts the main message of rec where the ask says (its
+	// conversation, thread, or the direct conversation with rec.User) and
+	// says where it landed (Ref set).
 	Post(ctx context.Context, rec Record) (Posted, error)
-	// Update makes the posted message rec.Channel/rec.TS show rec.
+	// Update makes the posted main message of rec show rec.
 	Update(ctx context.Context, rec Record) error
 	// Remind posts rec's reminder in its thread, addressed to whoever may
 	// answer it.
 	Remind(ctx context.Context, rec Record) error
-	// OpenDM opens the direct conversation with user and returns its id.
-	OpenDM(ctx context.Context, user string) (conversation string, err error)
-	// FindPosted looks for a message posted for rec since it was created
-	// (a post that landed before a crash kept its ts from the record) and
-	// returns its ts, or "" when there is none.
-	FindPosted(ctx context.Context, rec Record) (ts string, err error)
+	// FindPosted looks for a main message posted for rec since it was
+	// created (a post that landed before a crash kept its place from the
+	// record) and says where it is (Ref "" when there is none).
+	FindPosted(ctx context.Context, rec Record) (Posted, error)
 	// PostCopy posts a copy of rec's message as c says (a direct message
 	// to c.For, or a message in c.In) and says where it landed (Ref set).
 	// Errors as for Post (RateLimited,
@@ -68,12 +67,13 @@ type Opener interface {
 
 // Posted is where a view of an ask landed, as the surface names it.
 // Channel and TS name the place for people (the resource's channel/ts of
-// the main message; the audit trail's posted events), and Ref is a copy's
-// reference (Copy.Ref): the lifecycle passes them on and never reads them.
+// the main message; the audit trail's posted events), and Ref is the
+// view's reference, which acts name (Act.Ref): the lifecycle passes them on
+// and compares references, never reading any of them.
 type Posted struct {
 	Channel string // the conversation
 	TS      string // the message
-	Ref     string // a copy's reference; "" for the main message
+	Ref     string // the view's reference (Record.Ref, Copy.Ref)
 }
 
 // ErrOutcomeUnknown marks a Post error after which the message may or may
@@ -99,5 +99,12 @@ func (e *RateLimited) Error() string {
 // message. The lifecycle asks once per message, right after the post, and
 // stores the link in the ask (Ask.Permalink).
 type Permalinker interface {
-	Permalink(ctx context.Context, channel, ts string) (string, error)
+	Permalink(ctx context.Context, at Posted) (string, error)
+}
+
+// Referrer is implemented by a Surface whose asks were posted before
+// records kept their main message's reference (Record.Ref): it gives that
+// reference from what such a record kept.
+type Referrer interface {
+	MainRef(rec Record) string
 }

@@ -211,7 +211,7 @@ func (y *syncer) renderingNow(rec Record) {
 // marked unsynced and its message updated now.
 func (s *Service) resyncStale(a Act, rec *Record) {
 	r := *rec
-	if a.Form || r.TS == "" || a.TS != r.TS || a.Rev >= r.Rev || (!r.Synced && !r.Status.Ended()) {
+	if a.Form || r.Ref == "" || a.Ref != r.Ref || a.Rev >= r.Rev || (!r.Synced && !r.Status.Ended()) {
 		return
 	}
 	s.bg.Go(func() {

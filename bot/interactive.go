@@ -104,9 +104,8 @@ func actOf(cb *callback, askID string, rev int, form bool) asks.Act {
 		AskID: askID, By: interaction.User{ID: cb.User.ID, Name: cb.User.Name},
 		Workspace: cb.Team.ID, App: cb.APIAppID, Form: form, Rev: rev,
 	}
-	if !form {
-		a.Channel, a.TS = cb.Container.ChannelID, cb.Container.MessageTs
-		a.Ref = copyRef(a.Channel, a.TS)
+	if !form && cb.Container.ChannelID != "" && cb.Container.MessageTs != "" {
+		a.Ref = copyRef(cb.Container.ChannelID, cb.Container.MessageTs)
 	}
 	return a
 }

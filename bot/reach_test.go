@@ -132,9 +132,9 @@ func TestFindPostedPagesBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts, err := b.bot.FindPosted(ctx, rec)
-	if err != nil || ts != at.TS {
-		t.Fatalf("FindPosted = %q, %v; want %q", ts, err, at.TS)
+	found, err := b.bot.FindPosted(ctx, rec)
+	if err != nil || found.TS != at.TS || found.Ref != at.Ref {
+		t.Fatalf("FindPosted = %+v, %v; want %+v", found, err, at)
 	}
 	if n := r.fake.CallCount("conversations.history"); n != 2 {
 		t.Fatalf("%d conversations.history calls, want 2 pages", n)
@@ -143,8 +143,8 @@ func TestFindPostedPagesBack(t *testing.T) {
 	// not found.
 	missing := rec
 	missing.ID = "anever"
-	if ts, err := b.bot.FindPosted(ctx, missing); err != nil || ts != "" {
-		t.Fatalf("FindPosted of an unposted ask = %q, %v", ts, err)
+	if found, err := b.bot.FindPosted(ctx, missing); err != nil || found.Ref != "" {
+		t.Fatalf("FindPosted of an unposted ask = %+v, %v", found, err)
 	}
 }
 

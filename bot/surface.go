@@ -19,13 +19,43 @@ import (
 var (
 	_ asks.Surface     = (*Bot)(nil)
 	_ asks.Permalinker = (*Bot)(nil)
+	_ asks.Referrer    = (*Bot)(nil)
 )
 
-// Post implements asks.Surface with chat.postMessage. It never waits out
-// Slack's rate limit: a 429 (or a conversation still inside the last
-// Retry-After) is *asks.RateLimited, and the lifecycle queues the ask.
+// Post implements asks.Surface with chat.postMessage: in the ask's
+// channel (thread), or the DM with rec.User (conversations.open). It never
+// waits out Slack's rate limit: a 429 (or a conversation still inside the
+// last Retry-After) is *asks.RateLimited, and the lifecycle queues the ask.
 func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
-	return b.postView(ctx, rec.Channel, rec.ThreadTS, view(rec))
+	ch, err := b.mainChannel(ctx, rec)
+	if err != nil {
+		return asks.Posted{}, err
+	}
+	at, err := b.postView(ctx, ch, rec.ThreadTS, view(rec))
+	if err != nil {
+		return at, err
+	}
+	at.Channel = cmp.Or(at.Channel, ch)
+	at.Ref = copyRef(at.Channel, at.TS)
+	return at, nil
+}
+
+// mainChannel is the conversation of rec's main message: its channel, or
+// for a direct ask not posted yet, the DM with its person.
+func (b *Bot) mainChannel(ctx context.Context, rec asks.Record) (string, error) {
+	if rec.Channel == "" && rec.User != "" {
+		return b.OpenDM(ctx, rec.User)
+	}
+	return rec.Channel, nil
+}
+
+// MainRef implements asks.Referrer: the reference of a message posted
+// before records kept it is its channel and ts, as Post's.
+func (b *Bot) MainRef(rec asks.Record) string {
+	if rec.TS == "" {
+		return ""
+	}
+	return copyRef(rec.Channel, rec.TS)
 }
 
 // postView posts the message drawing v in channel (in thread when set).
@@ -79,10 +109,10 @@ func refusedBySlack(err error) bool {
 }
 
 // Permalink implements asks.Permalinker with chat.getPermalink.
-func (b *Bot) Permalink(ctx context.Context, channel, ts string) (string, error) {
+func (b *Bot) Permalink(ctx context.Context, at asks.Posted) (string, error) {
 	var link string
 	err := b.call(ctx, "chat.getPermalink", func(ctx context.Context) (err error) {
-		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: channel, Ts: ts})
+		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: at.Channel, Ts: at.TS})
 		return err
 	})
 	return link, err
@@ -206,8 +236,16 @@ const findPages = 50
 // carry the ask's id. It reads conversations.history (conversations.replies
 // in a thread) page by page, newest first, back to a minute before the
 // ask's creation, however many messages came after it.
-func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (string, error) {
-	return b.find(ctx, rec, rec.Channel, rec.ThreadTS)
+func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (asks.Posted, error) {
+	ch, err := b.mainChannel(ctx, rec)
+	if err != nil {
+		return asks.Posted{}, err
+	}
+	ts, err := b.find(ctx, rec, ch, rec.ThreadTS)
+	if err != nil || ts == "" {
+		return asks.Posted{}, err
+	}
+	return asks.Posted{Channel: ch, TS: ts, Ref: copyRef(ch, ts)}, nil
 }
 
 // find looks in channel (in thread when set) for a message of rec posted
@@ -318,13 +356,14 @@ const unknownNotice = "This question is no longer available."
 // clicks in vain. Only acts from this workspace and app change a message.
 func (b *Bot) closeUnknown(ctx context.Context, act asks.Act) {
 	team, app := b.Home()
-	if act.Channel == "" || act.TS == "" || act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
+	channel, ts, err := splitRef(act.Ref)
+	if err != nil || act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
 		return
 	}
-	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: act.Channel}}
+	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: channel}}
 	b.ephemeral(ctx, rec, act.By.ID, unknownNotice)
-	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := b.api.UpdateMessageContext(ctx, act.Channel, act.TS, slack.MsgOptionText(unknownNotice, false),
+	err = b.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(unknownNotice, false),
 			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "_"+unknownNotice+"_", false, false), nil, nil)))
 		return err
 	})

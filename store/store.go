@@ -84,6 +84,10 @@ type Record struct {
 	// when none is chosen.
 	EventHook *EventHook `json:"eventHook,omitempty"`
 
+	// Ref is the main message's reference as the surface names it (what
+	// acts on it carry); "" until posted, and in records posted before it
+	// was kept (asks.Referrer gives it then).
+	Ref string `json:"ref,omitempty"`
 	// Copies are the ask's views besides its main message (Ask.Channel/TS):
 	// direct messages to people and messages in other conversations, each
 	// with its own controls, answered like the main one and kept in step

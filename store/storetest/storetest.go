@@ -293,6 +293,7 @@ func fullRecord() store.Record {
 			Next: base.Add(2*time.Minute + 6), Sending: base.Add(3*time.Minute + 7), LastError: "status 500"}, Sent: 17, Marks: 4, Scanned: 3},
 		Callback: &store.Callback{Attempts: 2, First: base.Add(30*time.Minute + 111), Next: base.Add(31*time.Minute + 222),
 			Sending: base.Add(32*time.Minute + 333), Delivered: base.Add(33*time.Minute + 444), GaveUp: true, LastError: "webhook: deliver: status 503"},
+		Ref: "C0123/1700000000.000100",
 		Copies: []store.Copy{
 			{For: "U0456", Ref: "D0456/1700000001.000200", Attempt: base.Add(36*time.Minute + 777)},
 			{In: "C0OPS", Failed: "channel_not_found"},
