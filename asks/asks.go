@@ -345,6 +345,9 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	if err := caller.Admit(channel, in.User, rec.Responders); err != nil {
 		return Record{}, err
 	}
+	if err := caller.AdmitReach(in.Notify, in.Escalation, rec.Responders); err != nil {
+		return Record{}, err
+	}
 	switch {
 	case in.Responses.All:
 		people, err := s.people(ctx, rec.Responders, `responses "all"`)

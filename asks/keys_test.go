@@ -3,6 +3,7 @@ package asks
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 )
@@ -34,6 +35,11 @@ func TestKeyScopesAndOwnership(t *testing.T) {
 		"workspace named":     {ka, interaction.AskInput{Request: q, Workspace: team}, ""},
 		"bad workspace id":    {kb, interaction.AskInput{Request: q, Workspace: "acme"}, interaction.InvalidQuestion},
 		"server elsewhere":    {kb, interaction.AskInput{Request: q, Workspace: "T0ELSE"}, interaction.InvalidQuestion},
+		"escalate outside":    {ka, interaction.AskInput{Request: q, Responders: []string{alice}, Escalation: []interaction.EscalationStep{{After: interaction.Duration(time.Hour), Responders: []string{bob}}}}, interaction.Forbidden},
+		"escalate elsewhere":  {ka, interaction.AskInput{Request: q, Responders: []string{alice}, Escalation: []interaction.EscalationStep{{After: interaction.Duration(time.Hour), Responders: []string{alice}, Channel: "C0OTHER"}}}, interaction.Forbidden},
+		"escalate inside":     {ka, interaction.AskInput{Request: q, Responders: []string{alice}, Escalation: []interaction.EscalationStep{{After: interaction.Duration(time.Hour), Responders: []string{"S0OPS"}}}}, ""},
+		"notify dm a group":   {ka, interaction.AskInput{Request: q, Responders: []string{"S0OPS"}, Notify: interaction.NotifyDM}, interaction.Forbidden},
+		"notify dm listed":    {ka, interaction.AskInput{Request: q, Responders: []string{alice}, Notify: interaction.NotifyDM}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := len(r.surf.posts)

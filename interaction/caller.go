@@ -2,6 +2,7 @@ package interaction
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -110,6 +111,55 @@ func (c *Caller) Admit(channel, user string, responders []string) error {
 			if !slices.Contains(c.Responders, r) {
 				return Errorf(Forbidden, "responder %s: not among this API key's responders (%s)", r, strings.Join(c.Responders, ", "))
 			}
+		}
+	}
+	return nil
+}
+
+// AdmitReach checks what an ask reaches beyond its message against the
+// key's scope: each escalation step's responders (as responders) and
+// channel (as a channel), and, with notify "dm" (the ask's or a step's),
+// the DM each person gets: under a channel scope every such person must
+// be listed as a user the key may DM, and a user group, whose members
+// cannot be listed, is refused. FORBIDDEN names the first thing outside.
+func (c *Caller) AdmitReach(notify Notify, steps []EscalationStep, responders []string) error {
+	if c == nil {
+		return nil
+	}
+	dms := func(at string, n Notify, people []string) error {
+		if n != NotifyDM || len(c.Channels) == 0 {
+			return nil
+		}
+		for _, p := range people {
+			if IsUserGroupID(p) {
+				return Errorf(Forbidden, "%snotify dm to user group %s: this API key may DM only %s", at, p, strings.Join(c.Channels, ", "))
+			}
+			if !slices.Contains(c.Channels, p) {
+				return Errorf(Forbidden, "%snotify dm to %s: this API key may not send DMs to them (its channels: %s)", at, p, strings.Join(c.Channels, ", "))
+			}
+		}
+		return nil
+	}
+	if err := dms("", notify, responders); err != nil {
+		return err
+	}
+	for i, st := range steps {
+		if len(c.Responders) > 0 {
+			for _, r := range st.Responders {
+				if !slices.Contains(c.Responders, r) {
+					return Errorf(Forbidden, "escalation[%d] responder %s: not among this API key's responders (%s)", i, r, strings.Join(c.Responders, ", "))
+				}
+			}
+		}
+		if st.Channel != "" && len(c.Channels) > 0 && !slices.Contains(c.Channels, st.Channel) {
+			return Errorf(Forbidden, "escalation[%d] channel %s: this API key may ask only in %s", i, st.Channel, strings.Join(c.Channels, ", "))
+		}
+		n := st.Notify
+		if n == "" {
+			n = notify
+		}
+		if err := dms(fmt.Sprintf("escalation[%d] ", i), n, st.Responders); err != nil {
+			return err
 		}
 	}
 	return nil
