@@ -21,7 +21,8 @@ type Notice struct {
 	Key string
 	// People are the user and user-group ids to mention.
 	People []string
-	// DM: each of People that is a user also gets a direct message.
+	// DM: the people also get the ask by direct message (a copy the
+	// lifecycle adds with the change; the notice may say so).
 	DM bool
 	// Step is the escalation step's index, or -1 for a hand-off.
 	Step int
@@ -94,6 +95,10 @@ func escalationWake(r Record) time.Time {
 func (s *Service) escalate(ctx context.Context, rec Record) error {
 	now := s.now()
 	if slices.ContainsFunc(rec.Escalation, func(st interaction.EscalationStep) bool { return st.FiredAt == nil }) {
+		dms, err := s.stepDMs(ctx, rec, now)
+		if err != nil {
+			return fmt.Errorf("asks escalate %s: %w", rec.ID, err) // retried: the step waits for its people
+		}
 		var fired []int
 		out, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 			fired = fired[:0]
@@ -111,6 +116,14 @@ func (s *Service) escalate(ctx context.Context, rec Record) error {
 				}
 				addPeople(r, r.Escalation[i].Responders)
 				r.Emit(store.EventEscalated, nil, escalatedData{Step: i, Added: r.Escalation[i].Responders})
+				// Its copies exist iff the step fired: posted by the
+				// dispatcher, once, and kept in step like the message.
+				for _, u := range dms[i] {
+					AddCopy(r, Copy{For: u})
+				}
+				if ch := r.Escalation[i].Channel; ch != "" {
+					AddCopy(r, Copy{In: ch})
+				}
 				fired = append(fired, i)
 			}
 			if len(fired) == 0 {
@@ -142,6 +155,30 @@ func (s *Service) escalate(ctx context.Context, rec Record) error {
 		}
 	}
 	return firstErr
+}
+
+// stepDMs returns, per due step of rec with notify "dm", the people to
+// send the ask by direct message: its users and the members of its user
+// groups. A group Slack cannot read now is an error (the step is retried,
+// not fired without them); a step whose groups hold more than
+// interaction.MaxResponders people DMs its listed users only (logged).
+func (s *Service) stepDMs(ctx context.Context, rec Record, now time.Time) (map[int][]string, error) {
+	out := map[int][]string{}
+	for i, st := range rec.Escalation {
+		if st.FiredAt != nil || stepAt(rec, i).After(now) || st.Notify != interaction.NotifyDM {
+			continue
+		}
+		people, err := s.people(ctx, st.Responders, fmt.Sprintf("escalation[%d]", i))
+		if interaction.ErrorCode(err) == interaction.InvalidQuestion {
+			s.log.Warn().Err(err).Str("ask", rec.ID).Int("step", i).Msg("escalation: DMs to the listed users only")
+			people, err = slices.DeleteFunc(slices.Clone(st.Responders), interaction.IsUserGroupID), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = people
+	}
+	return out, nil
 }
 
 // StepSend is store.StepSend.
@@ -264,6 +301,9 @@ func (s *Service) HandOff(ctx context.Context, a Act, to interaction.User) (Reco
 		}
 		r.Handoffs = append(r.Handoffs, interaction.Handoff{From: a.By, To: to, At: s.now()})
 		r.Emit(store.EventHandedOff, by(a), handedOffData{From: a.By, To: to})
+		if r.Notify == interaction.NotifyDM {
+			AddCopy(r, Copy{For: to.ID}) // the ask in their DM, with its own controls
+		}
 		n = len(r.Handoffs)
 		addPeople(r, []string{to.ID})
 		r.Rev++

@@ -2,7 +2,9 @@ package asks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -51,22 +53,31 @@ func (f *noticeSurface) all() []Notice {
 	return slices.Clone(f.notices)
 }
 
-// wantReachKinds checks that the events of ask id after its created and posted
-// ones are of kinds want, in order.
-func wantReachKinds(t *testing.T, st store.Store, id string, want ...string) {
+// wantReachKinds checks the events of ask id besides created, posted and
+// notified: kinds want, in order; and that it has notified events of
+// each of hows (a DM copy's and a thread notice's may come in either
+// order).
+func wantReachKinds(t *testing.T, st store.Store, id string, hows map[string]int, want ...string) {
 	t.Helper()
 	evs, err := st.Events(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
+	notified := map[string]int{}
 	for _, e := range evs {
-		if e.Kind != store.EventCreated && e.Kind != store.EventPosted {
+		switch e.Kind {
+		case store.EventCreated, store.EventPosted:
+		case store.EventNotified:
+			var d struct{ How string }
+			_ = json.Unmarshal(e.Data, &d)
+			notified[d.How]++
+		default:
 			got = append(got, e.Kind)
 		}
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
+	if !slices.Equal(got, want) || !maps.Equal(notified, hows) {
+		t.Fatalf("events %v notified %v, want %v and %v", got, notified, want, hows)
 	}
 }
 
@@ -174,7 +185,7 @@ func TestEscalationAddsAndNotifies(t *testing.T) {
 		if n := len(ns.all()); n != 2 {
 			t.Fatalf("%d notices in all, want 2", n)
 		}
-		wantReachKinds(t, r.st, ask.ID, store.EventEscalated, store.EventNotified, store.EventEscalated, store.EventNotified, store.EventResponse, store.EventEnded)
+		wantReachKinds(t, r.st, ask.ID, map[string]int{"thread": 2, "dm": 1}, store.EventEscalated, store.EventEscalated, store.EventResponse, store.EventEnded)
 	})
 }
 
@@ -269,7 +280,7 @@ func TestHandOff(t *testing.T) {
 		if got := ns.all(); len(got) != 1 || got[0].To.ID != bob || !got[0].DM || got[0].Step != -1 {
 			t.Fatalf("notices %+v", got)
 		}
-		wantReachKinds(t, r.st, ask.ID, store.EventNotified, store.EventHandedOff, store.EventNotified)
+		wantReachKinds(t, r.st, ask.ID, map[string]int{"thread": 1, "dm": 2}, store.EventHandedOff)
 		for _, who := range []string{alice, bob} {
 			if _, err := r.svc.Check(context.Background(), click(ask, who)); err != nil {
 				t.Fatalf("%s after the hand-off: %v", who, err)
@@ -278,6 +289,47 @@ func TestHandOff(t *testing.T) {
 		open := r.create(interaction.AskInput{Request: twoQuestions()})
 		if _, err := r.svc.HandOff(context.Background(), click(open, alice), interaction.User{ID: bob}); !errors.Is(err, ErrNoHandoff) {
 			t.Fatalf("hand-off of an ask anyone may answer: %v", err)
+		}
+	})
+}
+
+// A step with notify "dm" and a channel adds, when it fires and only
+// then, a DM copy per person (group members included) and a copy in the
+// channel; a hand-off of an ask with notify "dm" adds a DM copy for the
+// person handed to.
+func TestEscalationAndHandoffAddCopies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, _ := newNoticeRig(t)
+		r.surf.groups["S0OPS"] = []string{"U0OPS1", "U0OPS2"}
+		r.run()
+		ask := r.create(interaction.AskInput{Request: twoQuestions(), Responders: []string{alice}, Notify: interaction.NotifyDM,
+			Escalation: []interaction.EscalationStep{{After: interaction.Duration(10 * time.Minute), Responders: []string{bob, "S0OPS"},
+				Channel: "C0OPS", Notify: interaction.NotifyDM}}})
+		copies := func() []Copy {
+			rec, _ := r.st.Get(context.Background(), ask.ID)
+			var out []Copy
+			for _, c := range rec.Copies {
+				out = append(out, Copy{For: c.For, In: c.In})
+			}
+			return out
+		}
+		time.Sleep(10*time.Minute - time.Second)
+		synctest.Wait()
+		if got := copies(); len(got) != 1 || got[0].For != alice {
+			t.Fatalf("copies before the step: %+v (want alice's DM only)", got)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		want := []Copy{{For: alice}, {For: bob}, {For: "U0OPS1"}, {For: "U0OPS2"}, {In: "C0OPS"}}
+		if got := copies(); !slices.Equal(got, want) {
+			t.Fatalf("copies after the step: %+v, want %+v", got, want)
+		}
+		rec, err := r.svc.HandOff(context.Background(), click(ask, alice), interaction.User{ID: "U0CAROL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := rec.Copies[len(rec.Copies)-1]; last.For != "U0CAROL" {
+			t.Fatalf("copies after the hand-off: %+v", rec.Copies)
 		}
 	})
 }

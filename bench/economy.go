@@ -55,6 +55,12 @@ func (r *rig) economyBench(ctx context.Context) (*economyResult, error) {
 	}
 	time.Sleep(300 * time.Millisecond) // anything late would show up
 	after := countCalls(fake)
+	if os.Getenv("ECON_DEBUG") != "" {
+		for _, c := range fake.Calls() {
+			ref, _ := blocks.MessageRef([]byte(c.Params["blocks"]))
+			fmt.Fprintf(os.Stderr, "%s %s ts=%s rev=%d err=%s\n", c.At.Format("05.000"), c.Method, c.Params["ts"], ref.Rev, c.Error)
+		}
+	}
 	res := &economyResult{Asks: n, PerAsk: map[string]float64{}, Visible: 2}
 	for m, c := range after {
 		if d := c - before[m]; d > 0 {

@@ -117,3 +117,41 @@ func TestHandoffInSlack(t *testing.T) {
 		t.Fatalf("carol's answer: %+v %v", end, err)
 	}
 }
+
+// A step with notify "dm" and a channel sends the ask to the added person
+// by DM and posts it in the channel when it fires (not before); bob
+// answers in his DM and every copy is drawn ended.
+func TestEscalationCopiesInSlack(t *testing.T) {
+	r := newRig(t)
+	r.fake.AddChannel("C0OPS", "ops")
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("x")}},
+		Responders: []string{alice},
+		Escalation: []interaction.EscalationStep{{After: interaction.Duration(30 * time.Minute), Responders: []string{bob}, Channel: "C0OPS", Notify: interaction.NotifyDM}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := slackfake.DMChannelID(bob)
+	if n := len(r.fake.Messages(dm)) + len(r.fake.Messages("C0OPS")); n != 0 {
+		t.Fatalf("%d copies before the step", n)
+	}
+	r.clock.Advance(30 * time.Minute)
+	r.waitFor("bob's DM copy and the ops copy", func() bool { return len(r.fake.Messages(dm)) == 1 && len(r.fake.Messages("C0OPS")) == 1 })
+	r.waitFor("the thread notice", func() bool { return len(r.threadReplies(ask.TS, "<@"+bob+">")) == 1 })
+	copyTS := r.fake.Messages(dm)[0].TS
+	if _, err := r.fake.Person(bob).Select(r.ctx(), dm, copyTS, selectFinder(0), "no"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(r.ctx(), 5*time.Second)
+	defer cancel()
+	end, err := b.Wait(wctx, ask.ID)
+	if err != nil || end.Status != interaction.StatusAnswered || end.AnsweredBy.ID != bob {
+		t.Fatalf("bob's answer in his DM: %+v %v", end, err)
+	}
+	for _, at := range [][2]string{{chanID, ask.TS}, {dm, copyTS}, {"C0OPS", r.fake.Messages("C0OPS")[0].TS}} {
+		r.waitFor("every copy drawn ended", func() bool {
+			m, _ := r.fake.Message(at[0], at[1])
+			return m.Updates > 0 && !strings.Contains(string(m.Blocks), `"actions"`)
+		})
+	}
+}
