@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/internal/slacksign"
+	"github.com/slackask/slackask/store/postgres/pgtest"
 )
 
 // TestHTTPModeSuite runs the end-to-end tests of asking and answering with
@@ -228,5 +233,85 @@ func TestHTTPModeHome(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), `"path":"/slack/events","status":200`) {
 		t.Errorf("app_home_opened did not come over HTTP")
+	}
+}
+
+// TestHTTPModeReplicasBehindABalancer: three `slackask serve` replicas in
+// HTTP mode on one PostgreSQL database behind a round-robin balancer with
+// no affinity. Every click and modal reaches whichever replica the
+// balancer picks (consecutive requests of one person, a modal's opening
+// and its submission, on different replicas) and each ask is answered
+// and read right from any replica.
+func TestHTTPModeReplicasBehindABalancer(t *testing.T) {
+	// No Socket Mode connection to wait for (conns 0; the variable stays valid).
+	r := newReplicaRigOn(t, pgtest.URL(t), 0, 0, "SLACKASK_SLACK_MODE=http", "SLACK_SIGNING_SECRET=fake-signing-secret", "SLACKASK_SOCKET_CONNECTIONS=1")
+	for range 3 {
+		r.add()
+	}
+	var (
+		mu     sync.Mutex
+		next   int
+		served = map[int]int{}
+	)
+	proxies := make([]*httputil.ReverseProxy, len(r.reps))
+	for i, rep := range r.reps {
+		proxies[i] = httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: rep.addr})
+	}
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		i := next % len(proxies)
+		next++
+		served[i]++
+		mu.Unlock()
+		proxies[i].ServeHTTP(w, req)
+	}))
+	defer lb.Close()
+	r.fake.UseHTTP(lb.URL+"/slack/interactivity", lb.URL+"/slack/events")
+	ctx := ctxT(t)
+	if err := r.fake.VerifyEventsURL(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := r.fake.Person(alice)
+	for i := range 9 {
+		ask := r.create(i%3, oneTap("ship"))
+		if _, err := p.Select(ctx, channel, ask.TS, control(0, "select"), []string{"yes", "no"}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.get((i+1)%3, ask.ID, 10*time.Second)
+		if err != nil || got.Status != interaction.StatusAnswered || got.Answer.Answers[0].Selected[0] != []string{"yes", "no"}[i%2] {
+			t.Fatalf("ask %d: %+v %v", i, got, err)
+		}
+	}
+	// A modal opened through one replica and submitted through another.
+	ask := r.create(0, ask1(question("db", "Which database?", "SQLite", "Postgres"), question("n", "Name?")))
+	if _, err := p.Click(ctx, channel, ask.TS, control(0, "other")); err != nil {
+		t.Fatal(err)
+	}
+	view, err := p.WaitView(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Type(ctx, view.ID, slackfake.ByActionID("text"), "CockroachDB"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Submit(ctx, view.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Click(ctx, channel, ask.TS, control(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.get(2, ask.ID, 10*time.Second)
+	if err != nil || got.Status != interaction.StatusAnswered || got.Answer.Answers[0].Custom != "CockroachDB" {
+		t.Fatalf("the modal's ask: %+v %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range r.reps {
+		if served[i] < 3 {
+			t.Errorf("replica %d took %d of %d Slack requests: not spread", i, served[i], next)
+		}
+	}
+	if f := r.fake.FailedInteractions(); len(f) != 0 {
+		t.Errorf("interactions failed in front of the person: %+v", f)
 	}
 }
