@@ -3,6 +3,7 @@ package asks
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
@@ -33,4 +34,42 @@ func (s *Service) Feed(ctx context.Context, after int64, limit int) ([]store.Eve
 		return nil, fmt.Errorf("asks feed: %w", err)
 	}
 	return evs, nil
+}
+
+// WaitFeed is Feed that, when no event comes after after, waits up to
+// wait for one to be committed (by any process sharing the store: it
+// watches the store's writes) and returns what came then; none when wait
+// passes or ctx ends first, which is not an error.
+func (s *Service) WaitFeed(ctx context.Context, after int64, limit int, wait time.Duration) ([]store.Event, error) {
+	if wait <= 0 {
+		return s.Feed(ctx, after, limit)
+	}
+	wrote := make(chan struct{}, 1)
+	stop := s.store.Watch(func(store.Change) {
+		select {
+		case wrote <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		// Watching started first: an event committed after this read
+		// wakes the loop.
+		evs, err := s.Feed(ctx, after, limit)
+		switch {
+		case len(evs) > 0:
+			return evs, nil
+		case err != nil && ctx.Err() != nil:
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		select {
+		case <-wrote:
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
 }

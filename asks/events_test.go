@@ -148,3 +148,48 @@ func TestEventsRemindedAndExpired(t *testing.T) {
 		}
 	})
 }
+
+// WaitFeed waits for the next event committed after the seq it is given,
+// and returns none when its wait passes first.
+func TestWaitFeed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		ctx := context.Background()
+		ask := r.create(interaction.AskInput{Request: twoQuestions()})
+		_, evs := r.events(ask.ID)
+		last := evs[len(evs)-1].Seq
+		if got, err := r.svc.WaitFeed(ctx, 0, 10, time.Minute); err != nil || len(got) != len(evs) {
+			t.Fatalf("WaitFeed with events waiting = %d, %v; want them at once", len(got), err)
+		}
+		done := make(chan []store.Event, 1)
+		go func() {
+			got, err := r.svc.WaitFeed(ctx, last, 10, time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- got
+		}()
+		synctest.Wait()
+		select {
+		case got := <-done:
+			t.Fatalf("WaitFeed returned %v with nothing new", got)
+		default:
+		}
+		if _, err := r.svc.Withdraw(ctx, ask.ID); err != nil {
+			t.Fatal(err)
+		}
+		got := <-done
+		if len(got) != 1 || got[0].Kind != store.EventEnded || got[0].Seq <= last {
+			t.Fatalf("WaitFeed woke with %+v, want the end", got)
+		}
+		go func() {
+			got, _ := r.svc.WaitFeed(ctx, got[0].Seq, 10, time.Minute)
+			done <- got
+		}()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := <-done; len(got) != 0 {
+			t.Fatalf("WaitFeed after its wait = %v, want none", got)
+		}
+	})
+}

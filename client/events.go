@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/slackask/slackask/store"
 )
@@ -23,11 +24,16 @@ func (c *Client) Events(ctx context.Context, id string) ([]store.Event, error) {
 
 // Feed returns a page of the feed of every ask's events (GET /v1/events):
 // the events with a seq above after, in order, at most limit (0: the
-// server's default), and next, the after of the following page. Following
-// the feed is calling Feed again with next: no event is missed. Errors
-// wrapped with "events feed".
-func (c *Client) Feed(ctx context.Context, after int64, limit int) (evs []store.Event, next int64, err error) {
-	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
+// server's default), and next, the after of the following page. With
+// wait > 0, a page that would be empty waits up to wait (capped by the
+// server) for the next event. Following the feed is calling Feed again
+// with next: no event is missed. Errors wrapped with "events feed".
+func (c *Client) Feed(ctx context.Context, after int64, limit int, wait time.Duration) (evs []store.Event, next int64, err error) {
+	q := waitQuery(wait)
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("after", strconv.FormatInt(after, 10))
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
@@ -19,6 +20,14 @@ type EventLog interface {
 	// Feed returns the events of every ask with seq > after, in order, at
 	// most limit of them.
 	Feed(ctx context.Context, after int64, limit int) ([]store.Event, error)
+}
+
+// FeedWaiter is an optional interface of an EventLog (asks.Service has
+// it): with it, ?wait= on GET /v1/events long-polls.
+type FeedWaiter interface {
+	// WaitFeed is Feed that, when nothing comes after after, waits up to
+	// wait for an event; none when wait passes or ctx ends first.
+	WaitFeed(ctx context.Context, after int64, limit int, wait time.Duration) ([]store.Event, error)
 }
 
 // eventsResponse is the body of GET /v1/asks/{id}/events.
@@ -59,9 +68,13 @@ func (s *Server) askEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, eventsResponse{Events: evs})
 }
 
-// feed serves GET /v1/events?after=SEQ&limit=N.
+// feed serves GET /v1/events?after=SEQ&limit=N&wait=DURATION.
 func (s *Server) feed(w http.ResponseWriter, r *http.Request) {
 	after, limit, err := feedParams(r)
+	var wait time.Duration
+	if err == nil {
+		wait, err = s.waitParam(r)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -70,7 +83,12 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	evs, err := el.Feed(r.Context(), after, limit)
+	var evs []store.Event
+	if fw, ok := el.(FeedWaiter); ok && wait > 0 {
+		evs, err = s.waitFeed(r.Context(), fw, after, limit, wait)
+	} else {
+		evs, err = el.Feed(r.Context(), after, limit)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -83,6 +101,22 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) {
 		next = evs[len(evs)-1].Seq
 	}
 	writeJSON(w, http.StatusOK, feedResponse{Events: evs, Next: next})
+}
+
+// waitFeed long-polls the feed for at most d, as wait does an ask: the
+// connection counts as waiting for LimitActive (which may answer at once
+// instead), and Close ends the wait.
+func (s *Server) waitFeed(ctx context.Context, fw FeedWaiter, after int64, limit int, d time.Duration) ([]store.Event, error) {
+	release, ok := holdWait(ctx)
+	if !ok {
+		return fw.WaitFeed(ctx, after, limit, 0)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.closing, cancel)
+	defer stop()
+	return fw.WaitFeed(ctx, after, limit, d)
 }
 
 // feedParams reads ?after= (a seq, 0 or more; absent: 0, the start) and

@@ -163,3 +163,83 @@ func TestEventRoutes(t *testing.T) {
 		t.Fatalf("feed of a service without events: %d %+v", code, b)
 	}
 }
+
+// waitingFake is the fake with FeedWaiter: it looks again every few
+// milliseconds, saying on waiting when it first found nothing.
+type waitingFake struct {
+	*fakeSvc
+	waiting chan int64
+}
+
+func (w waitingFake) WaitFeed(ctx context.Context, after int64, limit int, wait time.Duration) ([]store.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for first := true; ; first = false {
+		evs, err := w.Feed(ctx, after, limit)
+		if err != nil || len(evs) > 0 {
+			return evs, err
+		}
+		if first {
+			w.waiting <- after
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// ?wait= long-polls the feed: the answer comes with the next event, or
+// empty when the wait passes; a bad wait is 400.
+func TestFeedLongPoll(t *testing.T) {
+	f := waitingFake{newFake(), make(chan int64, 1)}
+	api := New(f, Options{Token: "tok"})
+	t.Cleanup(func() { _ = api.Close(context.Background()) })
+	in := interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{{ID: "q", Question: "?"}}}}
+	if _, err := f.Create(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan eventsBody, 1)
+	go func() {
+		_, b := getEvents(t, api, "/v1/events?after=1&wait=1m")
+		got <- b
+	}()
+	if after := <-f.waiting; after != 1 {
+		t.Fatalf("waited after %d", after)
+	}
+	f.end("ask-1", interaction.StatusCancelled)
+	select {
+	case b := <-got:
+		if len(b.Events) != 1 || b.Events[0].Kind != "ended" || *b.Next != 2 {
+			t.Fatalf("long-poll answered %+v", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the long-poll did not answer with the new event")
+	}
+	if code, b := getEvents(t, api, "/v1/events?after=2&wait=20ms"); code != 200 || len(b.Events) != 0 || *b.Next != 2 {
+		t.Fatalf("a wait that passes: %d %+v", code, b)
+	}
+	<-f.waiting
+	if code, b := getEvents(t, api, "/v1/events?wait=NaN"); code != 400 || b.Err == nil || b.Err.Code != string(interaction.InvalidRequest) {
+		t.Fatalf("a bad wait: %d %+v", code, b)
+	}
+	// Close answers a waiting long-poll at once, with what there is.
+	closing := make(chan int, 1)
+	go func() {
+		code, _ := getEvents(t, api, "/v1/events?after=2&wait=1m")
+		closing <- code
+	}()
+	<-f.waiting
+	if err := api.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-closing:
+		if code != 200 {
+			t.Fatalf("the long-poll Close ended: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the long-poll")
+	}
+}

@@ -6,7 +6,7 @@
 //	GET    /v1/asks/{id}     the ask (?wait=DURATION to long-poll)
 //	DELETE /v1/asks/{id}     withdraw the ask
 //	GET    /v1/asks/{id}/events  the ask's audit trail (EventLog)
-//	GET    /v1/events        the feed of every ask's events (?after=SEQ &limit=N)
+//	GET    /v1/events        the feed of every ask's events (?after=SEQ &limit=N &wait=DURATION)
 //	GET    /v1/openapi.json  the OpenAPI 3.1 description of the API
 //	GET    /healthz          process up, always 200
 //	GET    /readyz           200 when Options.Ready says so, else 503

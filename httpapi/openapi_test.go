@@ -129,6 +129,8 @@ func TestOpenAPIExchanges(t *testing.T) {
 		{"GET", "/v1/events", "", true, 200},
 		{"GET", "/v1/events?after=2&limit=10", "", true, 200},
 		{"HEAD", "/v1/events?after=0", "", true, 200},
+		{"GET", "/v1/events?after=100&wait=50ms", "", true, 200},
+		{"GET", "/v1/events?wait=NaN", "", true, 400},
 		{"GET", "/v1/events?limit=0", "", true, 400},
 		{"GET", "/v1/events?after=-1", "", true, 400},
 		{"GET", "/v1/events", "", false, 401},

@@ -17,16 +17,18 @@ import (
 
 // cmdEvents prints the feed of every ask's events (or one ask's) as JSON
 // lines, oldest first; with --follow it polls for more until ctx ends
-// (Ctrl-C), which is a normal end (exit 0). A feed page that comes back
-// full is followed at once; a shorter one means caught up, and the next
-// poll waits --every. While following, a server that cannot be reached is
+// (Ctrl-C), which is a normal end (exit 0). Following long-polls: a
+// request that finds nothing new is held by the server up to feedWait for
+// the next event, and requests are --every apart at least once caught up
+// (a server that does not hold them is polled). While following, a server
+// that cannot be reached is
 // retried (said once on stderr) rather than ending the command: a log
 // shipper outlives restarts.
 func cmdEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("events", flag.ContinueOnError)
 	after := fs.Int64("after", 0, "print only events with a seq above this one (resume after the last seq you kept)")
 	follow := fs.Bool("follow", false, "keep printing new events as they come, until Ctrl-C")
-	every := fs.Duration("every", 2*time.Second, "with --follow: how often to ask for new events once caught up")
+	every := fs.Duration("every", 2*time.Second, "with --follow: the least time between two requests once caught up (the server holds an empty page up to 50s for the next event)")
 	limit := fs.Int("limit", store.FeedMax, fmt.Sprintf("events per request (1 to %d)", store.FeedMax))
 	ask := fs.String("ask", "", "print the events of this one ask instead (no --after, --follow)")
 	fs.Usage = func() {
@@ -79,9 +81,14 @@ func cmdEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 0
 	}
+	var wait time.Duration
+	if *follow {
+		wait = feedWait
+	}
 	cursor, down := *after, false
 	for {
-		evs, next, err := c.Feed(ctx, cursor, *limit)
+		start := time.Now()
+		evs, next, err := c.Feed(ctx, cursor, *limit, wait)
 		switch {
 		case ctx.Err() != nil:
 			return 0
@@ -103,20 +110,26 @@ func cmdEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				return fail(err)
 			}
 			cursor = next
-			if len(evs) == *limit {
-				continue // more waiting: no pause
+			if len(evs) > 0 && (len(evs) == *limit || *follow) {
+				continue // more may be waiting: no pause
 			}
 			if !*follow {
 				return 0
 			}
 		}
+		// Caught up (the server held the empty page up to wait), or
+		// failed: the next request comes --every after this one began.
 		select {
 		case <-ctx.Done():
 			return 0
-		case <-time.After(*every):
+		case <-time.After(*every - time.Since(start)):
 		}
 	}
 }
+
+// feedWait is how long a follower asks the server to hold an empty page:
+// below the idle timeout of common proxies (60 s).
+const feedWait = 50 * time.Second
 
 // retryableFeed reports whether a failed feed request is worth repeating
 // while following: the server unreachable or failing (5xx), not a refusal
