@@ -28,6 +28,7 @@ import (
 	"github.com/slackask/slackask/mcp"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres"
+	"github.com/slackask/slackask/store/slotted"
 	"github.com/slackask/slackask/store/sqlite"
 	"github.com/slackask/slackask/webhook"
 )
@@ -112,7 +113,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	deliverer := webhook.NewDeliverer(webhook.Options{Guard: guard})
 	defer deliverer.CloseIdleConnections()
 	svc, err := asks.New(asks.Config{
-		Store: slots.Store(st), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
+		Store: slotted.New(st, slots), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
 		PostTimeout: hooks.postTimeout,
 		Callbacks:   asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
