@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/slackask/slackask/store/internal/migrations"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -23,27 +22,19 @@ var migrationFiles embed.FS
 
 // ErrSchemaTooNew: the schema was migrated by a newer slackask whose
 // migrations this build does not know. Open refuses it rather than guess.
-var ErrSchemaTooNew = errors.New("database schema is newer than this slackask")
+var ErrSchemaTooNew = migrations.ErrSchemaTooNew
 
-var loadMigrations = sync.OnceValues(func() ([]migrations.Migration, error) {
-	return migrations.Read(migrationFiles, "migrations")
-})
+var schema = migrations.NewSet(migrationFiles, "migrations")
 
 // SchemaVersion returns the schema version this build writes: the number of
 // its last migration.
-func SchemaVersion() int {
-	ms, err := loadMigrations()
-	if err != nil {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
+func SchemaVersion() int { return schema.Version() }
 
 // migrate brings the schema up to date and returns its name. create, when
 // not empty, is a schema to create first if it does not exist (WithSchema);
 // otherwise the connection's current schema is used and must exist.
 func migrate(ctx context.Context, conn *pgx.Conn, create string) (string, error) {
-	ms, err := loadMigrations()
+	ms, err := schema.All()
 	if err != nil {
 		return "", err
 	}

@@ -131,7 +131,7 @@ func TestOpenBadURL(t *testing.T) {
 }
 
 func TestReadMigrations(t *testing.T) {
-	ms, err := loadMigrations()
+	ms, err := schema.All()
 	if err != nil || len(ms) == 0 || ms[0].Name != "0001_init.sql" {
 		t.Fatalf("embedded migrations: %v, %v", ms, err)
 	}

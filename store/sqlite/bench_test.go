@@ -10,71 +10,12 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/storetest"
 )
 
-// benchRecord is a typical pending ask: three questions with options, one
-// with a detail paragraph, an agent, a deadline and a reminder.
-func benchRecord(id string, created time.Time) store.Record {
-	expires := created.Add(time.Hour)
-	return store.Record{
-		Ask: interaction.Ask{
-			ID:     id,
-			Status: interaction.StatusPending,
-			Questions: []interaction.Question{
-				{
-					ID: "plan", Question: "Approve the migration plan?", Header: "Plan review",
-					Detail:  "1. Stop the writers.\n2. Copy the table in batches of 10k rows.\n3. Switch reads, then writes.\n4. Drop the old table after a day.",
-					Options: []interaction.Option{{Label: "Approve"}, {Label: "Reject", Description: "explain in Other"}},
-					Intent:  &interaction.Intent{Kind: interaction.IntentPlanReview, Approve: "Approve"},
-				},
-				{
-					ID: "env", Question: "Which environments?", MultiSelect: true,
-					Options: []interaction.Option{{Label: "dev"}, {Label: "staging"}, {Label: "prod", Description: "needs a window"}},
-				},
-				{
-					ID: "when", Question: "When should it run?",
-					Options: []interaction.Option{{Label: "now"}, {Label: "tonight"}, {Label: "weekend"}},
-				},
-			},
-			Agent:      &interaction.Agent{ID: "deploy-bot", Name: "Deploy bot"},
-			Channel:    "C0123456789",
-			TS:         "1700000000.000100",
-			CreatedAt:  created,
-			ExpiresAt:  &expires,
-			Responders: []string{"U0123456789", "S0123456789"},
-		},
-		TeamID:   "T0123456789",
-		AppID:    "A0123456789",
-		Synced:   true,
-		RemindAt: created.Add(30 * time.Minute),
-	}
-}
+func BenchmarkCreate(b *testing.B) { storetest.BenchCreate(b, openAt(b, tempPath(b))) }
 
-func BenchmarkCreate(b *testing.B) {
-	s := openAt(b, tempPath(b))
-	ctx := context.Background()
-	now := time.Now()
-	i := 0
-	for b.Loop() {
-		i++
-		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%08d", i), now.Add(time.Duration(i)))); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkUpdate(b *testing.B) {
-	s := openAt(b, tempPath(b))
-	ctx := context.Background()
-	if _, _, err := s.Create(ctx, benchRecord("ask", time.Now())); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := s.Update(ctx, "ask", func(r *store.Record) error { r.Rev++; return nil }); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkUpdate(b *testing.B) { storetest.BenchUpdate(b, openAt(b, tempPath(b))) }
 
 // BenchmarkUpdateEvent is BenchmarkUpdate with an event emitted by each
 // update, as most of the lifecycle's writes do: the cost of the events
@@ -82,7 +23,7 @@ func BenchmarkUpdate(b *testing.B) {
 func BenchmarkUpdateEvent(b *testing.B) {
 	s := openAt(b, tempPath(b))
 	ctx := context.Background()
-	if _, _, err := s.Create(ctx, benchRecord("ask", time.Now())); err != nil {
+	if _, _, err := s.Create(ctx, storetest.BenchRecord("ask", time.Now())); err != nil {
 		b.Fatal(err)
 	}
 	by := &interaction.User{ID: "U0123456789", Name: "alice"}
@@ -109,7 +50,7 @@ func BenchmarkPendingLoad10k(b *testing.B) {
 	}
 	start := time.Now()
 	for i := range n {
-		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%08d", i), start.Add(time.Duration(i)*time.Millisecond))); err != nil {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%08d", i), start.Add(time.Duration(i)*time.Millisecond))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -145,7 +86,7 @@ func BenchmarkUpdateLatency(b *testing.B) {
 	ctx := context.Background()
 	now := time.Now()
 	for i := range 300 {
-		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -175,7 +116,7 @@ func BenchmarkClickUpdate(b *testing.B) {
 	ctx := context.Background()
 	now := time.Now()
 	for i := range n {
-		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%05d", i), now)); err != nil {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%05d", i), now)); err != nil {
 			b.Fatal(err)
 		}
 	}

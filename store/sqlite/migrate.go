@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/slackask/slackask/store/internal/migrations"
-	"sync"
 )
 
 // The schema is the numbered SQL files in migrations/ ("0001_init.sql",
@@ -25,30 +24,22 @@ const applicationID = 0x536c416b
 var (
 	// ErrSchemaTooNew: the file was written by a newer slackask whose
 	// schema this build does not know. Open refuses it rather than guess.
-	ErrSchemaTooNew = errors.New("database schema is newer than this slackask")
+	ErrSchemaTooNew = migrations.ErrSchemaTooNew
 	// ErrNotSlackask: the file is a SQLite database of something else.
 	ErrNotSlackask = errors.New("not a slackask database")
 )
 
-var loadMigrations = sync.OnceValues(func() ([]migrations.Migration, error) {
-	return migrations.Read(migrationFiles, "migrations")
-})
+var schema = migrations.NewSet(migrationFiles, "migrations")
 
 // SchemaVersion returns the schema version this build writes: the number of
 // its last migration.
-func SchemaVersion() int {
-	ms, err := loadMigrations()
-	if err != nil {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
+func SchemaVersion() int { return schema.Version() }
 
 // migrate brings the schema of db up to date in one BEGIN IMMEDIATE
 // transaction, so that two processes opening one file do not both migrate.
 // Up to date, it changes nothing.
 func migrate(ctx context.Context, db *sql.DB) error {
-	ms, err := loadMigrations()
+	ms, err := schema.All()
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func TestOpenBadPath(t *testing.T) {
 }
 
 func TestReadMigrations(t *testing.T) {
-	ms, err := loadMigrations()
+	ms, err := schema.All()
 	if err != nil || len(ms) == 0 || ms[0].Name != "0001_init.sql" {
 		t.Fatalf("embedded migrations: %v, %v", ms, err)
 	}
@@ -437,7 +437,7 @@ func TestIdleCheckpoint(t *testing.T) {
 	before := size()
 	now := time.Now()
 	for i := range 200 {
-		if _, _, err := s.Create(ctx, benchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%04d", i), now)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -497,7 +497,7 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "a-" + strings.ReplaceAll(tc.name, " ", "-")
-			if _, _, err := s.Create(ctx, benchRecord(id, base)); err != nil {
+			if _, _, err := s.Create(ctx, storetest.BenchRecord(id, base)); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.Update(ctx, id, func(r *store.Record) error { tc.change(r); return nil })
@@ -528,13 +528,13 @@ func TestHoldsFewRecords(t *testing.T) {
 		return ms.HeapAlloc
 	}
 	// The statements and connections are warm before the baseline.
-	if _, _, err := s.Create(ctx, benchRecord("warm", now)); err != nil {
+	if _, _, err := s.Create(ctx, storetest.BenchRecord("warm", now)); err != nil {
 		t.Fatal(err)
 	}
 	before := heap()
 	for i := range n {
 		id := fmt.Sprintf("ask-%05d", i)
-		if _, _, err := s.Create(ctx, benchRecord(id, now)); err != nil {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(id, now)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Update(ctx, id, func(r *store.Record) error { r.Rev++; return nil }); err != nil {

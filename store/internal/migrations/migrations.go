@@ -10,7 +10,35 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 )
+
+// ErrSchemaTooNew: the schema was written by a newer slackask whose
+// migrations this build does not know; a store refuses it rather than
+// guess.
+var ErrSchemaTooNew = errors.New("database schema is newer than this slackask")
+
+// Set is a store's migrations, read once.
+type Set struct{ read func() ([]Migration, error) }
+
+// NewSet returns the migrations in dir of fsys (see Read), read on first
+// use.
+func NewSet(fsys fs.FS, dir string) *Set {
+	return &Set{read: sync.OnceValues(func() ([]Migration, error) { return Read(fsys, dir) })}
+}
+
+// All returns the migrations, in order.
+func (s *Set) All() ([]Migration, error) { return s.read() }
+
+// Version is the schema version the set writes: the number of its last
+// migration (0 when they cannot be read).
+func (s *Set) Version() int {
+	ms, err := s.read()
+	if err != nil {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
 
 // Migration is one numbered SQL file.
 type Migration struct {

@@ -21,3 +21,13 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+func TestSet(t *testing.T) {
+	s := NewSet(fstest.MapFS{"m/0001_a.sql": {Data: []byte("A")}, "m/0002_b.sql": {Data: []byte("B")}}, "m")
+	if ms, err := s.All(); err != nil || len(ms) != 2 || s.Version() != 2 {
+		t.Fatalf("All = %+v, %v; Version = %d", ms, err, s.Version())
+	}
+	if v := NewSet(fstest.MapFS{}, "m").Version(); v != 0 {
+		t.Fatalf("Version of no migrations = %d, want 0", v)
+	}
+}
