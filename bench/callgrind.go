@@ -29,7 +29,11 @@ type cgResult struct {
 	// those of the N envelopes after it; one per repetition.
 	First, Long []uint64
 	PerEnvelope []float64
-	Took        time.Duration
+	// Asks created through the HTTP API after the envelopes, one at a
+	// time (slackask builds), and the instructions per ask.
+	Asks   int
+	PerAsk []float64
+	Took   time.Duration
 }
 
 // callgrindAvailable reports whether valgrind can be run.
@@ -82,7 +86,7 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 		res := cgResult{Target: t, N: r.cfg.cgN}
 		start := time.Now()
 		for rep := range r.cfg.cgReps {
-			first, long, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, r.cfg.cgN, rep)
+			first, long, asks, err := r.callgrindRun(ctx, fake, t, dbs[t], pl, r.cfg.cgN, rep)
 			if err != nil {
 				// The other repetitions and clients still count.
 				errs = append(errs, fmt.Errorf("callgrind %s, repetition %d: %w", t, rep+1, err))
@@ -94,6 +98,11 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 			per := float64(long) / float64(r.cfg.cgN)
 			res.First, res.Long, res.PerEnvelope = append(res.First, first), append(res.Long, long), append(res.PerEnvelope, per)
 			r.logf("  callgrind %-12s start-up and 1 envelope %d Ir, %d envelopes after it %d Ir: %.0f instructions per envelope", t, first, r.cfg.cgN, long, per)
+			if isSlackask(t) && r.cfg.cgAsks > 0 {
+				res.Asks = r.cfg.cgAsks
+				res.PerAsk = append(res.PerAsk, float64(asks)/float64(r.cfg.cgAsks))
+				r.logf("  callgrind %-12s %d asks created after them %d Ir: %.0f instructions per ask", t, r.cfg.cgAsks, asks, float64(asks)/float64(r.cfg.cgAsks))
+			}
 		}
 		res.Took = time.Since(start)
 		if len(res.PerEnvelope) > 0 {
@@ -104,13 +113,14 @@ func (r *rig) callgrindBench(ctx context.Context, targets []string) ([]cgResult,
 }
 
 // callgrindRun runs target under callgrind, sends it one envelope, dumps
-// the count, sends n more one after another, dumps again, kills it and
-// returns the two counts. A slackask build runs on a copy of db, so that
+// the count, sends n more one after another, dumps again, then (a
+// slackask build) creates cgAsks asks one after another through its HTTP
+// API and dumps again, kills it and returns the three counts. A slackask build runs on a copy of db, so that
 // every run starts from the same database.
-func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, n, rep int) (first, rest uint64, err error) {
+func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, db string, payloads []json.RawMessage, n, rep int) (first, rest, asks uint64, err error) {
 	outFile := filepath.Join(r.dir, fmt.Sprintf("callgrind.%s.%d.out", target, rep))
 	defer func() {
-		for _, f := range []string{outFile, outFile + ".log", outFile + ".1", outFile + ".2"} {
+		for _, f := range []string{outFile, outFile + ".log", outFile + ".1", outFile + ".2", outFile + ".3"} {
 			_ = os.Remove(f)
 		}
 	}()
@@ -121,14 +131,14 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 		defer removeDB(runDB)
 		for _, suffix := range []string{"", "-wal"} {
 			if err := copyFile(db+suffix, runDB+suffix); err != nil && !os.IsNotExist(err) {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 		}
 		db = runDB
 	}
 	p, err := r.startTarget(fake, target, db, wrap...)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer func() {
 		_ = p.cmd.Process.Kill()
@@ -142,7 +152,7 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 	// No request to the target before the load: under callgrind each one
 	// would count, and how many a readiness poll makes depends on time.
 	if err := waitConnections(ctx, fake, 1, 5*time.Minute); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	waitIdle(p.cmd.Process.Pid, 0)
 	deliver := func(from, to int) error {
@@ -169,16 +179,27 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 		return callgrindTotal(fmt.Sprintf("%s.%d", outFile, k))
 	}
 	if err := deliver(0, 1); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if first, err = dump(1); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if err := deliver(1, 1+n); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if rest, err = dump(2); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	if isSlackask(target) && r.cfg.cgAsks > 0 {
+		a := newAPI(p.base, 1)
+		defer a.close()
+		if _, _, err := createAsks(ctx, a, r.cfg.cgAsks, 1, typicalAsk); err != nil {
+			return 0, 0, 0, fmt.Errorf("creating asks: %w", err)
+		}
+		waitIdle(p.cmd.Process.Pid, 0)
+		if asks, err = dump(3); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	if r.cfg.keepCallgrind != "" {
 		// For callgrind_annotate or kcachegrind. Their split by function
@@ -186,7 +207,7 @@ func (r *rig) callgrindRun(ctx context.Context, fake *slackfake.Server, target, 
 		// callgrind's call tracking (self costs that sum past the total).
 		_ = copyFile(outFile+".2", filepath.Join(r.cfg.keepCallgrind, fmt.Sprintf("callgrind.%s.%d.out", target, rep)))
 	}
-	return first, rest, nil
+	return first, rest, asks, nil
 }
 
 // callgrindTotal reads the instruction count (the "summary:" or

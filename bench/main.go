@@ -39,7 +39,8 @@
 //	                      BENCH_AB_ROUNDS=N fresh setups of both builds (12),
 //	                      BENCH_AB_SLICE_MS=N load per turn (2000),
 //	                      BENCH_AB_ANSWERS=N answers per build and turn (40)
-//	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1)
+//	BENCH_CG_N=N          envelopes counted under callgrind (1000), BENCH_CG_REPS=N (1),
+//	BENCH_CG_ASKS=N       asks created counted under callgrind after them (200; slackask only)
 //	BENCH_RATES=a,b       ack rates (envelopes/s), BENCH_ACK_SECONDS=N per rate
 //	BENCH_RL_ASKS=N, BENCH_RL_CHANNELS=N   size of the rate-limited run (200, 3)
 //	BENCH_LEVELS=a,b      pending asks per scale level, BENCH_CREATE_CONC=N concurrent creates (16)
@@ -114,6 +115,9 @@ type config struct {
 	abAnswers int
 	// callgrind: envelopes of the long run, repetitions
 	cgN, cgReps int
+	// cgAsks: asks created through the HTTP API, counted after the
+	// envelopes (slackask builds only)
+	cgAsks int
 	// keepCallgrind: where the callgrind dumps of the N envelopes are
 	// kept (bench/results when the driver runs from the repository)
 	keepCallgrind string
@@ -129,7 +133,7 @@ func fullConfig() config {
 		capRates: []int{250, 500, 1000, 1500, 2000, 3000, 4000}, capDur: 3 * time.Second,
 		abRates: []int{100, 1000}, abLevel: 10000, abScaleReps: 1,
 		abSlices: 60, abRounds: 12, abSliceDur: 2 * time.Second, abAnswers: 40,
-		cgN: 1000, cgReps: 1,
+		cgN: 1000, cgReps: 1, cgAsks: 200,
 	}
 }
 
@@ -143,7 +147,7 @@ func quickConfig() config {
 		capRates: []int{250, 1000}, capDur: time.Second,
 		abRates: []int{100, 1000}, abLevel: 1000, abScaleReps: 1,
 		abSlices: 2, abRounds: 1, abSliceDur: 500 * time.Millisecond, abAnswers: 5,
-		cgN: 20, cgReps: 1,
+		cgN: 20, cgReps: 1, cgAsks: 5,
 	}
 }
 
@@ -251,6 +255,9 @@ func main() {
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_CG_REPS")); err == nil && n > 0 && n <= 10 {
 		cfg.cgReps = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_CG_ASKS")); err == nil && n >= 0 && n <= 10000 {
+		cfg.cgAsks = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_ACK_SECONDS")); err == nil && n > 0 && n <= 60 {
 		cfg.ackDur = time.Duration(n) * time.Second

@@ -359,6 +359,19 @@ func (r *report) callgrindMarkdown(w writer) []target {
 			w(".\n\n")
 		}
 	}
+	var asks []string
+	for _, c := range r.Callgrind {
+		if len(c.PerAsk) > 0 {
+			var pa []string
+			for _, x := range c.PerAsk {
+				pa = append(pa, thousands(x))
+			}
+			asks = append(asks, fmt.Sprintf("| %s | %d | %s |", clientNames[c.Target], c.Asks, strings.Join(pa, " / ")))
+		}
+	}
+	if len(asks) > 0 {
+		w("Instructions per ask created: after the envelopes, the same process is sent asks one at a time through its HTTP API (`POST /v1/asks`, the README's three-question ask; each posts its message to the fake before it answers), and the count since the previous dump ÷ the asks:\n\n| client | asks | per ask |\n|---|---:|---:|\n%s\n\n", strings.Join(asks, "\n"))
+	}
 	w("The dumps of the N envelopes are kept in `bench/results/callgrind.CLIENT.REP.out`; their split by function (`callgrind_annotate`) is not to be trusted for Go, whose goroutine stack switches confuse callgrind's call tracking (self costs that add up to more than the total).\n\n")
 	return nil
 }
