@@ -133,13 +133,14 @@ func AnswerModal(v View, privateMetadata string) slack.ModalViewRequest {
 			in.Optional = true
 			bs = append(bs, in)
 		}
-		if q.OtherAllowed() {
+		if q.OtherAllowed() || q.Default != "" {
 			label := "Your answer"
 			if len(q.Options) > 0 {
 				label = "Or another answer"
 			}
 			el := slack.NewPlainTextInputBlockElement(plain("Type your answer"), AnswerOtherID)
 			el.Multiline, el.MaxLength = true, maxCustom
+			el.InitialValue = q.Default // a proposed answer, to send as is or edit
 			in := slack.NewInputBlock(otherBlockID(i), plain(label), nil, el)
 			in.Optional = true
 			bs = append(bs, in)
@@ -164,25 +165,16 @@ func AnswerFromState(qs []interaction.Question, state *slack.ViewState) (ps []in
 		return ps, errs
 	}
 	for i, q := range qs {
-		var labels []string
 		pick := state.Values[pickBlockID(i)][AnswerPickID]
-		values := []string{}
+		var idx []int
 		if pick.SelectedOption.Value != "" {
-			values = append(values, pick.SelectedOption.Value)
+			idx = append(idx, index(pick.SelectedOption.Value))
 		}
 		for _, o := range pick.SelectedOptions {
-			values = append(values, o.Value)
+			idx = append(idx, index(o.Value))
 		}
-		for _, val := range values {
-			j, err := strconv.Atoi(val)
-			if err != nil || j < 0 || j >= len(q.Options) || strconv.Itoa(j) != val {
-				continue // a client cannot send it: as if not picked
-			}
-			labels = append(labels, q.Options[j].Label)
-		}
-		if !q.MultiSelect && len(labels) > 1 {
-			labels = labels[:1]
-		}
+		// values a client cannot send count as not picked
+		labels, _ := interaction.PickLenient(interaction.Request{Questions: qs}, i, idx)
 		text := strings.TrimSpace(state.Values[otherBlockID(i)][AnswerOtherID].Value)
 		switch {
 		case text != "" && len(labels) > 0:

@@ -22,8 +22,14 @@ func questionBlocks(v View, i int) []slack.Block {
 	text, textCut := questionText(q, maxSection, detailsNote)
 	sec := slack.NewSectionBlock(mrkdwn(text), nil, approveAccessory(v, i),
 		slack.SectionBlockOptionBlockID(blockID(v, i, kindQuestion)))
-	out := append([]slack.Block{sec}, controlsBlocks(v, i, opts, textCut || optsCut)...)
-	if p := progressBlock(v, i); p != nil {
+	controls := controlsBlocks(v, i, opts, textCut || optsCut)
+	p := progressBlock(v, i)
+	if c, ok := p.(*slack.ContextBlock); ok && strings.HasSuffix(c.BlockID, "."+string(kindProposed)) {
+		// the proposed text is read before "Use as is"
+		return append([]slack.Block{sec, p}, controls...)
+	}
+	out := append([]slack.Block{sec}, controls...)
+	if p != nil {
 		out = append(out, p)
 	}
 	return out

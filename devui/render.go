@@ -38,7 +38,7 @@ type Block struct {
 // Element is an element of a block: a button, a menu, a text input, or a
 // text or image of a context block.
 type Element struct {
-	// Kind is what the page draws: "button", "select", "multiselect",
+	// Kind is what the page draws: "button", "select", "multiselect", "checkboxes",
 	// "input", "text" (context text), "image", or "unsupported".
 	Kind     string
 	Type     string // the Block Kit type
@@ -314,10 +314,13 @@ func (n Names) element(ew elementWire, blockID string, st State) Element {
 			el.URL = u
 		}
 		el.Value = ew.Value
-	case "static_select", "multi_static_select":
+	case "static_select", "multi_static_select", "checkboxes":
 		el.Kind = "select"
-		if ew.Type == "multi_static_select" {
+		switch ew.Type {
+		case "multi_static_select":
 			el.Kind = "multiselect"
+		case "checkboxes":
+			el.Kind = "checkboxes"
 		}
 		el.MaxSelected = ew.MaxSelectedItems
 		opts := ew.Options

@@ -276,3 +276,88 @@ func TestButtonLimits(t *testing.T) {
 		t.Errorf("a long label under auto is not a menu: %s", msg.Blocks)
 	}
 }
+
+// TestTapsToAnswer counts, with the fake person, the taps each kind of ask
+// takes on a phone (see slackfake's Person.Taps for what counts); the
+// README's "taps to answer" table reports them. Run with -v to see them.
+func TestTapsToAnswer(t *testing.T) {
+	h := start(t)
+	ctx := ctxT(t)
+	taps := func(who string, do func(p *slackfake.Person)) int {
+		t.Helper()
+		p := h.fake.Person(who)
+		before := p.Taps()
+		do(p)
+		return p.Taps() - before
+	}
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	form := func(p *slackfake.Person, ask interaction.Ask, q int, text string) {
+		t.Helper()
+		must(p.Click(ctx, channel, ask.TS, control(q, "other")))
+		view, err := p.WaitView(ctx)
+		must(nil, err)
+		must(nil, p.Type(ctx, view.ID, slackfake.ByActionID("text"), text))
+		must(p.Submit(ctx, view.ID))
+	}
+	yesNo := approvalQuestion(interaction.Option{Label: "Approve"}, interaction.Option{Label: "Reject"})
+
+	ask := h.create(ask1(yesNo))
+	approval := taps(alice, func(*slackfake.Person) { h.tap(ask, alice, "Approve") })
+	h.waitAsk(ask.ID)
+
+	team := ask1(approvalQuestion(interaction.Option{Label: "Approve"}, interaction.Option{Label: "Reject", Veto: true}))
+	team.Responses, team.Responders = interaction.ResponseCount{N: 2}, []string{alice, bob, carol}
+	ask = h.create(team)
+	perPerson := []int{
+		taps(alice, func(*slackfake.Person) { h.tap(ask, alice, "Approve") }),
+		taps(bob, func(*slackfake.Person) { h.tap(ask, bob, "Approve") }),
+	}
+	h.waitAsk(ask.ID)
+
+	confirmed := ask1(approvalQuestion(interaction.Option{Label: "Approve", Confirm: &interaction.Confirm{}}, interaction.Option{Label: "Reject"}))
+	ask = h.create(confirmed)
+	withConfirm := taps(alice, func(*slackfake.Person) { h.tap(ask, alice, "Approve") })
+	h.waitAsk(ask.ID)
+
+	reasoned := ask1(approvalQuestion(interaction.Option{Label: "Approve"}, interaction.Option{Label: "Reject", Note: interaction.NoteRequired}))
+	ask = h.create(reasoned)
+	reject := taps(alice, func(p *slackfake.Person) {
+		h.tap(ask, alice, "Reject")
+		view, err := p.WaitView(ctx)
+		must(nil, err)
+		must(nil, p.Type(ctx, view.ID, slackfake.ByActionID("text"), "the migration is not reversible"))
+		must(p.Submit(ctx, view.ID))
+	})
+	if got := h.waitAsk(ask.ID); got.Answer.Answers[0].Note == "" {
+		t.Fatalf("reject with a reason: %+v", got.Answer)
+	}
+
+	threeQuestions := func(display interaction.Display) interaction.AskInput {
+		envs := question("envs", "Which environments?", "dev", "staging", "prod")
+		envs.MultiSelect = true
+		plan := question("plan", "Which plan?", "A", "B", "C")
+		envs.Display, plan.Display = display, display
+		return ask1(plan, envs, question("notes", "Anything else I should know?"))
+	}
+	formTaps := map[interaction.Display]int{}
+	for _, d := range []interaction.Display{interaction.DisplayAuto, interaction.DisplayButtons} {
+		ask = h.create(threeQuestions(d))
+		formTaps[d] = taps(alice, func(p *slackfake.Person) {
+			must(p.Select(ctx, channel, ask.TS, control(0, "select"), "B"))
+			must(p.Select(ctx, channel, ask.TS, control(1, "select"), "dev", "prod"))
+			form(p, ask, 2, "after the freeze")
+			must(p.Click(ctx, channel, ask.TS, control(-1, "submit")))
+		})
+		h.waitAsk(ask.ID)
+	}
+	t.Logf("taps to answer: one-question approval %d; 2-of-3 team approval %v per person; approval with confirm %d; reject with a reason %d; 3-question form %d (display buttons: %d)",
+		approval, perPerson, withConfirm, reject, formTaps[interaction.DisplayAuto], formTaps[interaction.DisplayButtons])
+	if approval != 1 || perPerson[0] != 1 || perPerson[1] != 1 || withConfirm != 2 || reject != 3 {
+		t.Errorf("taps: approval %d, team %v, confirm %d, reject %d; want 1, [1 1], 2, 3", approval, perPerson, withConfirm, reject)
+	}
+}

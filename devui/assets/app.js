@@ -250,10 +250,32 @@
     closeMenus();
     if (show) {
       menu.hidden = false;
+      place(menu);
       openMenu = elemKey(sel);
       const first = menu.querySelector(".opt.selected") || menu.querySelector(".opt");
       if (first) first.focus({ preventScroll: true });
     }
+  }
+
+  // place keeps an open menu out from under the message box: it opens
+  // upward when there is more room above than below its button, with at
+  // most the room it has, and scrolls it into view.
+  function place(menu) {
+    menu.classList.remove("up");
+    menu.style.maxHeight = "";
+    const box = document.querySelector(".composer");
+    const limit = box ? box.getBoundingClientRect().top : window.innerHeight;
+    const btn = menu.parentElement.getBoundingClientRect();
+    const below = limit - btn.bottom - 8;
+    const above = btn.top - 8;
+    const need = menu.scrollHeight + menu.offsetHeight - menu.clientHeight; // with its borders
+    if (need > below && above > below) {
+      menu.classList.add("up");
+      menu.style.maxHeight = Math.max(Math.min(need, above), 120) + "px";
+    } else if (need > below) {
+      menu.style.maxHeight = Math.max(below, 120) + "px";
+    }
+    menu.scrollIntoView({ block: "nearest" });
   }
 
   function selected(sel) {
@@ -263,12 +285,12 @@
     const body = Object.assign(where(sel), {
       kind: "select", blockId: sel.dataset.block, actionId: sel.dataset.action, values: values,
     });
-    guarded(sel, () => act(body, sel.querySelector(".select-btn")));
+    guarded(sel, () => act(body, sel.querySelector(".select-btn") || sel));
   }
   function pick(opt) {
     const sel = opt.closest(".select");
     const v = opt.dataset.value;
-    if (sel.dataset.kind !== "multiselect") {
+    if (sel.dataset.kind !== "multiselect" && sel.dataset.kind !== "checkboxes") {
       closeMenus();
       choose(sel, [v]);
       return;
@@ -285,6 +307,7 @@
       values.push(v);
     }
     opt.classList.toggle("selected");
+    opt.setAttribute("aria-checked", String(opt.classList.contains("selected")));
     choose(sel, values);
   }
 
