@@ -583,3 +583,35 @@ func TestChangeDuringAnUpdateIsRenderedOnce(t *testing.T) {
 		t.Fatalf("last rendering rev %d after %d updates, want rev 3 after 2 (one per change)", u.Rev, base.count(&base.updates, ask.ID))
 	}
 }
+
+// The mark of a change that reaches the syncer only after an update loop
+// rendered that change itself (its check found the record moved on) and
+// ended is not rendered a second time.
+func TestLateMarkOfARenderedChangeIsDropped(t *testing.T) {
+	base := newSurface()
+	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	r := newReplicas(t, held)
+	r.surf = base
+	r.run(0)
+	ctx := context.Background()
+	ask := r.create(0)
+	r.other(0, ask, 0, "first")
+	<-held.entered // rev 2 is being rendered
+	// A change stored by a process whose mark is late (here: not yet made).
+	changed, err := r.st.Update(ctx, ask.ID, func(rec *Record) error {
+		rec.Note, rec.Rev, rec.Synced = "late", rec.Rev+1, false
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	<-held.landed
+	waitFor(t, "synced", func() bool { return r.get(ask.ID).Synced })
+	r.svcs[0].syncer.waitIdle(ctx)
+	r.svcs[0].syncer.mark(changed) // the late mark
+	r.svcs[0].syncer.waitIdle(ctx)
+	if u, _ := base.lastUpdate(ask.ID); u.Rev != changed.Rev || base.count(&base.updates, ask.ID) != 2 {
+		t.Fatalf("last rendering rev %d after %d updates, want rev %d after 2", u.Rev, base.count(&base.updates, ask.ID), changed.Rev)
+	}
+}

@@ -26,11 +26,20 @@ type syncer struct {
 	// dropped, as it would draw an older state after it.
 	inflight map[string]int64
 	latest   map[string]Record // the newest record marked and not yet rendered
-	wg       sync.WaitGroup
+	// settled holds, for asks whose update loop ended, the Version of the
+	// last record it rendered and checked against the store (not held):
+	// a later mark of that record or an older one is in step already.
+	// Bounded (cleared when it grows past settledMax): it only saves
+	// updates.
+	settled map[string]int64
+	wg      sync.WaitGroup
 }
 
+// settledMax bounds syncer.settled.
+const settledMax = 4096
+
 func newSyncer(s *Service) *syncer {
-	return &syncer{s: s, inflight: map[string]int64{}, latest: map[string]Record{}}
+	return &syncer{s: s, inflight: map[string]int64{}, latest: map[string]Record{}, settled: map[string]int64{}}
 }
 
 // run lets marks start updates until ctx ends, then waits for them.
@@ -59,6 +68,12 @@ func (y *syncer) mark(rec Record) {
 	defer y.mu.Unlock()
 	if old, ok := y.latest[rec.ID]; ok && old.Version > rec.Version {
 		return
+	}
+	if v, ok := y.settled[rec.ID]; ok {
+		if rec.Version <= v {
+			return // rendered and checked by a loop that has ended
+		}
+		delete(y.settled, rec.ID)
 	}
 	v, running := y.inflight[rec.ID]
 	if v > rec.Version {
@@ -93,6 +108,12 @@ func (y *syncer) loop(ctx context.Context, id string) {
 		delete(y.latest, id)
 		if !ok || ctx.Err() != nil {
 			delete(y.inflight, id)
+			if rendered > 0 {
+				if len(y.settled) >= settledMax {
+					clear(y.settled)
+				}
+				y.settled[id] = rendered
+			}
 			y.mu.Unlock()
 			return
 		}
@@ -103,6 +124,8 @@ func (y *syncer) loop(ctx context.Context, id string) {
 		y.inflight[id] = rec.Version
 		y.mu.Unlock()
 		if y.syncWithRetry(ctx, rec) {
+			// Settled: the last rendering landed and its check was not
+			// held (a held one must be rendered again after the hold).
 			y.mu.Lock()
 			rendered = y.inflight[id]
 			y.mu.Unlock()
@@ -111,14 +134,14 @@ func (y *syncer) loop(ctx context.Context, id string) {
 }
 
 // syncWithRetry makes one attempt at bringing the message of rec in step
-// at once and reports whether it did; a failure is left to the
-// dispatcher, which retries with backoff (on whichever replica claims the
-// record) until the message matches the record.
+// at once and reports whether it settled it (syncMessage); a failure is
+// left to the dispatcher, which retries with backoff (on whichever replica
+// claims the record) until the message matches the record.
 func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
-	err := y.s.syncMessage(ctx, rec)
+	settled, err := y.s.syncMessage(ctx, rec)
 	if err == nil {
 		y.s.sched.succeeded(rec.ID, dutySync)
-		return true
+		return settled
 	}
 	if ctx.Err() != nil {
 		return false
@@ -142,43 +165,30 @@ func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
 // update whose sender died is followed by no check: a record that may
 // have one in flight is held (dispatcher.held), unsynced until no such
 // update can land.
-func (s *Service) syncMessage(ctx context.Context, rec Record) error {
+//
+// settled reports that the last rendering sent was checked and not held:
+// the record was in step with it (or had moved on and was rendered in turn).
+func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, err error) {
 	for {
 		if rec.TS == "" || rec.Synced {
-			return nil
+			return false, nil
 		}
-		if !rec.MessageGone {
-			err := s.surface.Update(ctx, rec)
-			switch {
-			case errors.Is(err, ErrMessageGone):
-				if err := s.messageGone(ctx, rec, err); err != nil {
-					return err
-				}
-				rec.MessageGone = true
-			case err != nil:
-				return err
-			default:
-				s.stats.updates.Add(1)
-			}
+		if err := s.surface.Update(ctx, rec); err != nil {
+			return false, err
 		}
+		s.stats.updates.Add(1)
 		for _, c := range rec.Copies {
 			if c.Ref == "" {
 				continue
 			}
-			err := s.surface.UpdateCopy(ctx, rec, c)
-			switch {
-			case errors.Is(err, ErrMessageGone):
-				// One copy gone leaves the others and the ask as they are.
-				s.log.Info().Err(err).Str("ask", rec.ID).Str("copy", c.Ref).Msg("a copy of the ask's message is gone; not updating it")
-			case err != nil:
-				return err
-			default:
-				s.stats.updates.Add(1)
+			if err := s.surface.UpdateCopy(ctx, rec, c); err != nil {
+				return false, err
 			}
+			s.stats.updates.Add(1)
 		}
 		held := s.sched.holding(rec.ID)
 		var newer *Record
-		_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		_, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
 			newer = nil
 			switch {
 			case r.Rev == rec.Rev:
@@ -203,32 +213,11 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) error {
 			err = nil
 		}
 		if err != nil || newer == nil {
-			return err
+			return err == nil && !held, err
 		}
 		rec = *newer
 		s.syncer.renderingNow(rec)
 	}
-}
-
-// messageGone records that Slack said the message of rec is gone, so that
-// no process updates it again, and logs it once: by the write that set it.
-// The ask keeps its status and outcome.
-func (s *Service) messageGone(ctx context.Context, rec Record, cause error) error {
-	_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		if r.MessageGone {
-			return errNoChange
-		}
-		r.MessageGone = true
-		return nil
-	})
-	switch {
-	case err == nil:
-		s.log.Warn().Err(cause).Str("ask", rec.ID).Str("status", string(rec.Status)).
-			Msg("the ask's message is gone from Slack; the ask keeps its outcome and its message is not updated again")
-	case errors.Is(err, errNoChange), isNotFound(err):
-		return nil
-	}
-	return err
 }
 
 // renderingNow notes that the update loop of rec's ask now renders rec

@@ -12,7 +12,6 @@ import (
 	"github.com/slackask/slackask/client"
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -120,8 +119,10 @@ func cmdEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		// Caught up (the server held the empty page up to wait), or
 		// failed: the next request comes --every after this one began.
-		if !clock.Sleep(ctx, *every-time.Since(start)) {
+		select {
+		case <-ctx.Done():
 			return 0
+		case <-time.After(*every - time.Since(start)):
 		}
 	}
 }

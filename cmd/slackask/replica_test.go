@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/store/postgres/pgtest"
@@ -57,8 +59,14 @@ func newReplicaRig(t testing.TB, n, conns int, env ...string) *replicaRig {
 // until one is restarted. env is added to each replica's environment.
 func newReplicaRigOn(t testing.TB, db string, n, conns int, env ...string) *replicaRig {
 	t.Helper()
+	return newReplicaRigFake(t, db, n, conns, slackfake.Config{PingInterval: time.Second}, env...)
+}
+
+// newReplicaRigFake is newReplicaRigOn with the fake configured by cfg.
+func newReplicaRigFake(t testing.TB, db string, n, conns int, cfg slackfake.Config, env ...string) *replicaRig {
+	t.Helper()
 	binary(t)
-	fake, err := slackfake.New(slackfake.Config{PingInterval: time.Second})
+	fake, err := slackfake.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,5 +524,69 @@ func TestRollingRestartLosesNoClick(t *testing.T) {
 	}
 	if unacked != 0 || failed.Load() != 0 {
 		t.Fatalf("%d clicks not acked within 3 s (%d failed) over %d restarts: %+v", unacked, failed.Load(), len(r.reps), r.fake.FailedInteractions())
+	}
+}
+
+// A burst of asks to one rate-limited channel through two replicas on one
+// PostgreSQL database: every create answers at once, and every ask is
+// posted once, in the order created, though the replica draining the
+// queue is killed (-9) on the way (issue 29 item 0).
+func TestReplicasDrainARateLimitedBurstInOrder(t *testing.T) {
+	r := newReplicaRigFake(t, pgtest.URL(t), 2, 1, slackfake.Config{PingInterval: time.Second, PostsPerSecondPerChannel: 2})
+	const n = 16
+	var created []interaction.Ask
+	firstQueued := -1
+	for i := range n {
+		a := r.create(i%2, oneTap(fmt.Sprintf("burst %d", i)))
+		switch {
+		case a.Posting == interaction.PostingQueued && a.TS == "":
+			if firstQueued < 0 {
+				firstQueued = i
+			}
+		case firstQueued >= 0:
+			t.Fatalf("ask %d posted at once (ts %q) after ask %d was queued: it overtook the queue", i, a.TS, firstQueued)
+		}
+		created = append(created, a)
+	}
+	if firstQueued < 0 || firstQueued > n/2 {
+		t.Fatalf("first queued ask: %d; the channel takes 2 posts a second after a burst of 3", firstQueued)
+	}
+	time.Sleep(2 * time.Second) // a few of the queue's turns
+	r.kill9(0)
+	posted := func() []string {
+		var ids []string
+		for _, m := range r.fake.Messages(channel) {
+			if id := blocks.MessageAskID(m.Blocks); id != "" {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	// After a kill mid-post the head waits out postGrace (45 s) before it
+	// is looked for and posted.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.fake.WaitFor(ctx, func() bool { return len(posted()) >= n }); err != nil {
+		t.Fatalf("%d of %d posted", len(posted()), n)
+	}
+	// One more ask, posted after them: anything late (a duplicate) would
+	// have landed before it.
+	last := r.create(1, oneTap("after the burst"))
+	created = append(created, last)
+	if err := r.fake.WaitFor(ctx, func() bool { return slices.Contains(posted(), last.ID) }); err != nil {
+		t.Fatal("the ask after the burst was never posted")
+	}
+	want := make([]string, len(created))
+	for i, a := range created {
+		want[i] = a.ID
+	}
+	if got := posted(); !slices.Equal(got, want) {
+		t.Fatalf("posted %v,\nwant each once, in creation order, %v", got, want)
+	}
+	for _, a := range created {
+		got, err := r.get(1, a.ID, 0)
+		if err != nil || got.TS == "" || got.Posting != "" {
+			t.Fatalf("%s: %+v (%v)", a.ID, got, err)
+		}
 	}
 }
