@@ -197,23 +197,38 @@ func (c *checker) element(path string, e map[string]any, ids map[string]bool) {
 		if v, ok := e["value"].(string); ok {
 			c.length(path+".value", v, 1, 2000)
 		}
-		if cf, ok := e["confirm"].(map[string]any); ok {
-			c.text(path+".confirm.title", cf["title"], 100, "plain_text")
-			c.text(path+".confirm.text", cf["text"], 300, "")
-			c.text(path+".confirm.confirm", cf["confirm"], 30, "plain_text")
-			c.text(path+".confirm.deny", cf["deny"], 30, "plain_text")
-		}
 	case "static_select", "multi_static_select":
-		c.menu(path, e)
+		c.menu(path, e, 100)
+		c.confirm(path, e)
+	case "checkboxes":
+		c.menu(path, e, 10)
 	default:
 		c.addf("%s: unexpected element type %v", path, e["type"])
 	}
+	if e["type"] == "button" {
+		c.confirm(path, e)
+		if st, ok := e["style"]; ok && st != "primary" && st != "danger" {
+			c.addf("%s: style %v", path, st)
+		}
+	}
 }
 
-func (c *checker) menu(path string, e map[string]any) {
-	c.text(path+".placeholder", e["placeholder"], 150, "plain_text")
+// confirm checks an element's confirmation dialog, if any.
+func (c *checker) confirm(path string, e map[string]any) {
+	if cf, ok := e["confirm"].(map[string]any); ok {
+		c.text(path+".confirm.title", cf["title"], 100, "plain_text")
+		c.text(path+".confirm.text", cf["text"], 300, "")
+		c.text(path+".confirm.confirm", cf["confirm"], 30, "plain_text")
+		c.text(path+".confirm.deny", cf["deny"], 30, "plain_text")
+	}
+}
+
+func (c *checker) menu(path string, e map[string]any, most int) {
+	if e["type"] != "checkboxes" {
+		c.text(path+".placeholder", e["placeholder"], 150, "plain_text")
+	}
 	opts, _ := e["options"].([]any)
-	if len(opts) == 0 || len(opts) > 100 {
+	if len(opts) == 0 || len(opts) > most {
 		c.addf("%s: %d options", path, len(opts))
 	}
 	values := map[string]bool{}
@@ -254,7 +269,7 @@ func containsDeep(list []any, v any) bool {
 func (c *checker) input(path string, e map[string]any) {
 	if e["type"] == "static_select" || e["type"] == "multi_static_select" { // the Answer modal's menus
 		c.id(path+".action_id", e["action_id"])
-		c.menu(path, e)
+		c.menu(path, e, 100)
 		return
 	}
 	if e["type"] == "users_select" { // the hand-off picker

@@ -3,6 +3,7 @@ package blocks
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -194,8 +195,9 @@ func menuConfirm(q interaction.Question) *slack.ConfirmationBlockObject {
 	return nil
 }
 
+// cmpOr is a unless it is blank (Slack refuses blank texts), else b.
 func cmpOr(a, b string) string {
-	if a != "" {
+	if strings.TrimSpace(a) != "" {
 		return a
 	}
 	return b

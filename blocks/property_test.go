@@ -75,6 +75,14 @@ func (g gen) request() interaction.Request {
 	for i := range 1 + g.Intn(interaction.MaxQuestions) {
 		r.Questions = append(r.Questions, g.question(i))
 	}
+	// a display the options do not fit (too many buttons or checkboxes,
+	// or rows for one message) falls back to auto, as a caller would
+	for i := range r.Questions {
+		if interaction.Validate(r) == nil {
+			break
+		}
+		r.Questions[i].Display = ""
+	}
 	return r
 }
 
@@ -90,7 +98,12 @@ func (g gen) question(i int) interaction.Question {
 		q.Header = g.str(interaction.MaxHeaderLen)
 	}
 	q.MultiSelect = g.Intn(3) == 0
-	n := []int{0, 1, 2, 5, 25, interaction.MaxOptions}[g.Intn(6)]
+	n := []int{0, 1, 2, 5, 10, 25, interaction.MaxOptions}[g.Intn(7)]
+	if n > 0 {
+		q.Display = []interaction.Display{"", "", interaction.DisplayAuto, interaction.DisplayMenu, interaction.DisplayButtons}[g.Intn(5)]
+	} else if g.Intn(3) == 0 {
+		q.Default = g.nonBlank(interaction.MaxCustomLen)
+	}
 	seen := map[string]bool{}
 	for j := range n {
 		label := g.nonBlank(interaction.MaxLabelLen)
@@ -101,6 +114,18 @@ func (g gen) question(i int) interaction.Question {
 		o := interaction.Option{Label: label}
 		if g.Intn(2) == 0 {
 			o.Description = g.str(interaction.MaxDescriptionLen)
+		}
+		o.Veto = g.Intn(6) == 0
+		o.Style = []string{"", "", interaction.StylePrimary, interaction.StyleDanger}[g.Intn(4)]
+		if g.Intn(4) == 0 {
+			o.Confirm = &interaction.Confirm{}
+			if g.Intn(2) == 0 {
+				o.Confirm = &interaction.Confirm{Title: g.str(interaction.MaxConfirmTitle), Text: g.str(interaction.MaxConfirmText),
+					Confirm: g.str(interaction.MaxConfirmButton), Deny: g.str(interaction.MaxConfirmButton)}
+			}
+		}
+		if !q.MultiSelect && g.Intn(5) == 0 {
+			o.Note = interaction.NoteRequired
 		}
 		q.Options = append(q.Options, o)
 	}
