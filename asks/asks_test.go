@@ -39,6 +39,7 @@ type surface struct {
 	found     map[string]string   // FindPosted's answer per ask id
 	groups    map[string][]string // members per group
 	postErr   error
+	updateErr error // every Update's answer (after it is recorded)
 	// copies: posts and updates of copies, the revision and status each
 	// copy (by ref) shows, FindCopy's answer per ask id/target.
 	copyPosts, copyUpdates []Record
@@ -89,7 +90,7 @@ func (f *surface) Update(_ context.Context, rec Record) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates = append(f.updates, store.Clone(rec))
-	return nil
+	return f.updateErr
 }
 
 func (f *surface) Remind(_ context.Context, rec Record) error {

@@ -95,6 +95,13 @@ func (e *RateLimited) Error() string {
 	return fmt.Sprintf("rate limited: retry after %v", e.RetryAfter)
 }
 
+// ErrMessageGone marks an Update (or UpdateCopy) error that says the
+// message is not there any more (deleted, or its conversation gone, as
+// after a dev emulator restart on a kept database): retrying cannot bring
+// it back, so the lifecycle stops updating it and the ask keeps its
+// outcome.
+var ErrMessageGone = errors.New("the message is gone")
+
 // Permalinker is implemented by a Surface that can link to a posted
 // message. The lifecycle asks once per message, right after the post, and
 // stores the link in the ask (Ask.Permalink).

@@ -173,18 +173,34 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, er
 		if rec.TS == "" || rec.Synced {
 			return false, nil
 		}
-		if err := s.surface.Update(ctx, rec); err != nil {
-			return false, err
+		if !rec.MessageGone {
+			err := s.surface.Update(ctx, rec)
+			switch {
+			case errors.Is(err, ErrMessageGone):
+				if err := s.messageGone(ctx, rec, err); err != nil {
+					return false, err
+				}
+				rec.MessageGone = true
+			case err != nil:
+				return false, err
+			default:
+				s.stats.updates.Add(1)
+			}
 		}
-		s.stats.updates.Add(1)
 		for _, c := range rec.Copies {
 			if c.Ref == "" {
 				continue
 			}
-			if err := s.surface.UpdateCopy(ctx, rec, c); err != nil {
+			err := s.surface.UpdateCopy(ctx, rec, c)
+			switch {
+			case errors.Is(err, ErrMessageGone):
+				// One copy gone leaves the others and the ask as they are.
+				s.log.Info().Err(err).Str("ask", rec.ID).Str("copy", c.Ref).Msg("a copy of the ask's message is gone; not updating it")
+			case err != nil:
 				return false, err
+			default:
+				s.stats.updates.Add(1)
 			}
-			s.stats.updates.Add(1)
 		}
 		held := s.sched.holding(rec.ID)
 		var newer *Record
@@ -218,6 +234,27 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, er
 		rec = *newer
 		s.syncer.renderingNow(rec)
 	}
+}
+
+// messageGone records that Slack said the message of rec is gone, so that
+// no process updates it again, and logs it once: by the write that set it.
+// The ask keeps its status and outcome.
+func (s *Service) messageGone(ctx context.Context, rec Record, cause error) error {
+	_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		if r.MessageGone {
+			return errNoChange
+		}
+		r.MessageGone = true
+		return nil
+	})
+	switch {
+	case err == nil:
+		s.log.Warn().Err(cause).Str("ask", rec.ID).Str("status", string(rec.Status)).
+			Msg("the ask's message is gone from Slack; the ask keeps its outcome and its message is not updated again")
+	case errors.Is(err, errNoChange), isNotFound(err):
+		return nil
+	}
+	return err
 }
 
 // renderingNow notes that the update loop of rec's ask now renders rec

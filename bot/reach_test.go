@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -112,6 +113,34 @@ func TestRefusedPostIsNotUnknown(t *testing.T) {
 	}
 	if list, _ := b.List(r.ctx(), interaction.ListFilter{}); len(list) != 0 {
 		t.Fatalf("%d asks kept", len(list))
+	}
+}
+
+// chat.update of a message Slack no longer has (message_not_found, or
+// channel_not_found after a dev emulator restart) says so with
+// asks.ErrMessageGone, so that the lifecycle stops retrying it; another
+// failure does not.
+func TestUpdateOfAGoneMessage(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ask, err := b.Create(r.ctx(), interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := store.Record{Ask: ask, Rev: 2}
+	for _, tc := range []struct {
+		fail string
+		gone bool
+	}{{"message_not_found", true}, {"channel_not_found", true}, {"ratelimited_no", false}} {
+		r.fake.FailNext("chat.update", 1, slackfake.Failure{Error: tc.fail})
+		if err := b.bot.Update(r.ctx(), rec); err == nil || errors.Is(err, asks.ErrMessageGone) != tc.gone {
+			t.Errorf("%s: %v, gone %v", tc.fail, err, tc.gone)
+		}
+	}
+	gone := rec
+	gone.TS = "1700000000.999999"
+	if err := b.bot.Update(r.ctx(), gone); !errors.Is(err, asks.ErrMessageGone) {
+		t.Errorf("an unknown ts: %v", err)
 	}
 }
 

@@ -14,28 +14,18 @@ import (
 	"github.com/slackask/slackask/store"
 )
 
-// An envelope can arrive on a connection that can no longer carry its
-// ack: Slack wrote it in the instant before it read this side's close
-// frame, and a websocket sends no data after its close frame. The envelope
-// is still read, handled and stored; its ack then goes out on another
-// connection of this process or, when none is open (the last connection
-// of a stopping replica), through the shared store to another replica
-// (store.AckRelay), which writes it on one of its own connections.
+// ackRoutes sends each ack on a connection that can still carry it: the
+// envelope's own, another open one of this process, or, when none is (a
+// stopping replica's last connection sent its close frame), another
+// replica's through the shared store (store.AckRelay; ARCHITECTURE.md,
+// "Nothing is acked that is not kept"). One per Bot, shared by its Sockets.
+// Slack does not document accepting an ack on another connection than the
+// envelope's; the fake accepts it.
 //
-// Slack documents envelope ids as global to the app and its payloads as
-// sent to any of the app's connections; that it accepts an ack on another
-// connection than the one the envelope came on is not documented. The
-// fake (internal/slackfake) accepts it, as an app-wide pending envelope.
-//
-// ackRoutes is the process-wide part of this: one per Bot, shared by its
-// Sockets.
-//
-// Concurrency: open is guarded by mu. A connection joins open at its
-// hello and leaves it before its close frame is written (sendClose) or
-// when its reader ends, so a rerouted ack never picks a connection that
-// sent its close frame (and if it races one, that write fails and the
-// next one is tried). turn is a one-slot semaphore held by the connection
-// a shutdown is closing.
+// Concurrency: open is guarded by mu; a connection is in open from its
+// hello until before its close frame is written, so a rerouted ack never
+// picks a closed one (a racing write fails and the next one is tried).
+// turn is a one-slot semaphore held by the connection a shutdown closes.
 type ackRoutes struct {
 	relay  store.AckRelay // nil: no other process to hand acks to
 	origin string         // this process, in the relay

@@ -123,14 +123,23 @@ func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
 	return b.update(ctx, rec.Channel, rec.TS, view(rec))
 }
 
-// update makes the message channel/ts draw v.
+// update makes the message channel/ts draw v. When Slack says the message
+// or its conversation is gone, the error wraps asks.ErrMessageGone: no
+// retry can bring it back.
 func (b *Bot) update(ctx context.Context, channel, ts string, v blocks.View) error {
 	text, blks := blocks.Message(v)
-	return b.call(ctx, "chat.update", func(ctx context.Context) error {
+	var last error
+	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
 		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts,
 			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
+		last = err
 		return err
 	})
+	var se slack.SlackErrorResponse
+	if err != nil && errors.As(last, &se) && (se.Err == "message_not_found" || se.Err == "channel_not_found") {
+		return fmt.Errorf("%w: %w", asks.ErrMessageGone, err)
+	}
+	return err
 }
 
 // Remind implements asks.Surface: a reply in the ask's thread mentioning

@@ -11,24 +11,16 @@ import (
 const AckWait = 3 * time.Second
 
 // AckRelay is an optional capability of a Store that several processes
-// share (store/postgres; store/memory for tests of several bots in one
-// process): it hands the Socket Mode ack of an envelope from a process
-// that read the envelope but can no longer ack it to another process,
-// which acks it on one of its own connections to Slack.
+// share (store/postgres; store/memory for tests): it hands the Socket Mode
+// ack of an envelope that a stopping process read and stored but can no
+// longer ack (its last connection sent its close frame) to another
+// process, which acks it on one of its own connections (bot/relay.go). It
+// carries the ack frame as opaque bytes; an entry lives at most as long as
+// Slack waits for an ack (3 s): TakeAck drops older ones.
 //
-// Why: a replica that stops ends its last connection with a close frame;
-// an envelope Slack wrote to that connection before it read the close
-// frame is still read, handled and stored, but its ack cannot go out on
-// that connection (a websocket sends no data after its close frame). The
-// act is in the shared store already; only the ack travels here.
-//
-// The relay carries opaque bytes: the ack frame as the origin would have
-// written it. An entry lives at most as long as Slack waits for an ack
-// (3 s): TakeAck drops older ones instead of handing them out.
-//
-// Concurrency: every method is safe for concurrent use, from any number of
-// processes sharing the database. Of all TakeAck calls for one envelope id,
-// at most one returns ok (the entry is removed in the same atomic step).
+// Concurrency: safe for concurrent use by every process sharing the
+// database; of all TakeAck calls for one envelope id, at most one returns
+// ok.
 type AckRelay interface {
 	// RelayAck records ack, the frame that acks envelope id, as sent by
 	// origin (an id of the relaying process), and tells the WatchAcks

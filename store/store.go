@@ -44,6 +44,10 @@ type Record struct {
 	// Synced is true when the message in Slack shows the record's current
 	// rendered state; false after an end whose update has not reached Slack.
 	Synced bool `json:"synced"`
+	// MessageGone is set once Slack said the ask's message is not there
+	// any more (message_not_found, channel_not_found on chat.update): it
+	// is never updated again, however the record changes.
+	MessageGone bool `json:"messageGone,omitempty"`
 
 	// RemindAt is when to post the one reminder; zero for none.
 	RemindAt time.Time `json:"remindAt,omitzero"`

@@ -12,6 +12,7 @@ import (
 	"github.com/slackask/slackask/client"
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -119,10 +120,8 @@ func cmdEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		// Caught up (the server held the empty page up to wait), or
 		// failed: the next request comes --every after this one began.
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, *every-time.Since(start)) {
 			return 0
-		case <-time.After(*every - time.Since(start)):
 		}
 	}
 }

@@ -283,6 +283,7 @@ func fullRecord() store.Record {
 		Awaited:     []string{"U0456", "W0111"},
 		Rev:         3,
 		Synced:      true,
+		MessageGone: true,
 		RemindAt:    base.Add(10*time.Minute + 555),
 		Reminded:    true,
 		WakeAt:      base.Add(20*time.Minute + 777),
