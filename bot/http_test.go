@@ -94,3 +94,34 @@ func TestHTTPAckIsTheAnswer(t *testing.T) {
 		t.Fatalf("forged: %d, %d envelopes handled", rec.Code, len(hd.got))
 	}
 }
+
+// FuzzHTTPInteractivity: any body Slack could sign (a form, a payload
+// that is not JSON, JSON of any shape) is answered without a panic: 200
+// only for a payload the handler took and acked, 400 for one that does not
+// parse; and nothing unsigned reaches the handler.
+func FuzzHTTPInteractivity(f *testing.F) {
+	f.Add([]byte(`payload=%7B%22type%22%3A%22block_actions%22%2C%22actions%22%3A%5B%7B%22block_id%22%3A%22b%22%2C%22action_id%22%3A%22a%22%7D%5D%7D`), true)
+	f.Add([]byte(`payload=`), true)
+	f.Add([]byte(`payload=%7B`), true)
+	f.Add([]byte(`a=b&payload=null`), true)
+	f.Add([]byte{0xff, '=', 0}, false)
+	f.Fuzz(func(t *testing.T, body []byte, sign bool) {
+		const secret = "fuzz-secret"
+		hd := &stubHTTPHandler{settle: func(env *Envelope) { env.Ack(nil) }}
+		h := &HTTP{Handler: hd, SigningSecret: []byte(secret), AckWait: time.Second}
+		r := httptest.NewRequest("POST", "/slack/interactivity", bytes.NewReader(body))
+		if sign {
+			slacksign.SetHeaders(r.Header, []byte(secret), body, time.Now())
+		}
+		rec := httptest.NewRecorder()
+		h.Interactivity().ServeHTTP(rec, r)
+		switch {
+		case !sign && (rec.Code != http.StatusUnauthorized || len(hd.got) != 0):
+			t.Fatalf("unsigned: %d, %d envelopes handled", rec.Code, len(hd.got))
+		case sign && rec.Code == http.StatusOK && len(hd.got) != 1:
+			t.Fatalf("200 for a payload the handler never took")
+		case sign && rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest:
+			t.Fatalf("signed body answered %d", rec.Code)
+		}
+	})
+}

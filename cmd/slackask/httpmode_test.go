@@ -71,10 +71,11 @@ func signedPost(t *testing.T, h *harness, path string, secret string, ts time.Ti
 // TestHTTPModeRefusesUnsigned: forged, stale, truncated, re-signed with
 // another secret and oversized requests are refused (401, 413) and change
 // nothing; the same signed request twice is taken twice (a retry);
-// url_verification echoes its challenge; the signing secret is never
-// logged.
+// url_verification echoes its challenge; neither the signing secret nor
+// the bot token is ever logged.
 func TestHTTPModeRefusesUnsigned(t *testing.T) {
-	h := start(t, httpMode())
+	const botToken = "xoxb-SECRETbot-http-7777"
+	h := start(t, httpMode(), withConfig(func(c *config.Config) { c.SlackBotToken = botToken }))
 	ctx := ctxT(t)
 	const secret = "harness-signing-secret"
 	if err := h.fake.VerifyEventsURL(ctx); err != nil {
@@ -158,8 +159,10 @@ func TestHTTPModeRefusesUnsigned(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `"path":"/slack/interactivity","status":200`) {
 		t.Errorf("no click came over HTTP")
 	}
-	if strings.Contains(h.logs.String(), secret) {
-		t.Errorf("the signing secret is in the log")
+	for _, k := range []string{secret, botToken, "SECRETbot"} {
+		if strings.Contains(h.logs.String(), k) {
+			t.Errorf("the log holds %q", k)
+		}
 	}
 }
 
