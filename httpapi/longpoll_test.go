@@ -719,11 +719,17 @@ func TestParkingBurstCollects(t *testing.T) {
 	garbage[len(garbage)-1] = 1
 	garbage = nil
 	calls = append(calls, goCall(context.Background(), "GET", ts.URL+"/v1/asks/ask-1?wait=10s", ""))
+	// The fourth park starts the collection under the lock parkedCount
+	// takes, so once it counts 4 a false collecting means that collection
+	// has ended. (Waiting on NumForcedGC alone could pass on another
+	// forced collection while this one was still freeing.)
+	eventually(t, "4 parked", func() bool { return api.parkedCount() == 4 })
+	eventually(t, "collected", func() bool { return !api.collecting.Load() })
 	var now runtime.MemStats
-	eventually(t, "collected", func() bool {
-		runtime.ReadMemStats(&now)
-		return now.NumForcedGC > before.NumForcedGC && !api.collecting.Load()
-	})
+	runtime.ReadMemStats(&now)
+	if now.NumForcedGC <= before.NumForcedGC {
+		t.Fatalf("no forced collection: NumForcedGC %d, before %d", now.NumForcedGC, before.NumForcedGC)
+	}
 	if api.parks.Load() != 0 {
 		t.Fatalf("parks = %d after the collection, want 0", api.parks.Load())
 	}
