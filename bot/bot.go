@@ -242,16 +242,24 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 // that the lifecycle's recovery never posts with a token Slack refuses.
 func (b *Bot) Opened() <-chan struct{} { return b.opened }
 
-// Ready returns nil when at least one Socket Mode connection is up and the
-// store can be reached (see StoreDown), else an error saying why not.
+// Ready returns nil when at least one Socket Mode connection is up (in
+// HTTP mode: Run takes requests) and the store can be reached (see
+// StoreDown), else an error saying why not.
 func (b *Bot) Ready(context.Context) error {
 	reason, _ := b.gate.state()
 	switch {
+	case reason != nil && b.cfg.HTTPMode:
+		return fmt.Errorf("slack: HTTP requests would not be kept: %w", reason)
 	case reason != nil:
 		return fmt.Errorf("slack: socket mode connections given up: %w", reason)
 	case !b.started.Load():
 		return errors.New("slack: not started")
 	case b.cfg.HTTPMode:
+		b.accepting.RLock()
+		defer b.accepting.RUnlock()
+		if b.runCtx == nil {
+			return errors.New("slack: not taking HTTP requests yet (replaying the journal) or any more")
+		}
 		return nil
 	case b.Connected() == 0:
 		return fmt.Errorf("slack: none of %d socket mode connections is up", len(b.sockets))
