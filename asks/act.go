@@ -261,10 +261,8 @@ func (s *Service) Submit(ctx context.Context, a Act, picks map[int][]int) (Recor
 		if !slices.ContainsFunc(ps, interaction.Progress.Touched) {
 			return ErrNothingChosen // aborts the compare-and-set: nothing changes
 		}
-		for i, p := range ps {
-			if o, ok := interaction.NoteNeeded(r.Questions[i], p.Selected); ok && o.Note == interaction.NoteRequired && p.Note == "" {
-				return &NoteError{Question: i, Option: slices.IndexFunc(r.Questions[i].Options, func(x interaction.Option) bool { return x.Label == o.Label })}
-			}
+		if err := missingNote(r.Questions, ps); err != nil {
+			return err
 		}
 		if missing := unanswered(r.Questions, ps); len(missing) > 0 {
 			return &RequiredError{Questions: missing}
@@ -305,6 +303,20 @@ func mergePicks(req interaction.Request, ps []interaction.Progress, picks map[in
 		}
 	}
 	return ps
+}
+
+// missingNote is a *NoteError naming the first pick of ps of an option
+// whose note is required and missing.
+func missingNote(qs []interaction.Question, ps []interaction.Progress) error {
+	for i, p := range ps {
+		if i >= len(qs) {
+			break
+		}
+		if o, ok := interaction.NoteNeeded(qs[i], p.Selected); ok && o.Note == interaction.NoteRequired && p.Note == "" {
+			return &NoteError{Question: i, Option: slices.IndexFunc(qs[i].Options, func(x interaction.Option) bool { return x.Label == o.Label })}
+		}
+	}
+	return nil
 }
 
 // Cancel ends the ask as cancelled by the person. One person cannot end

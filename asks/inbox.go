@@ -139,9 +139,9 @@ func (s *Service) SubmitForm(ctx context.Context, a Act, ps []interaction.Progre
 		for i, p := range ps {
 			q := r.Questions[i]
 			switch {
-			case p.Custom != "" && (!q.OtherAllowed() || len(p.Selected) > 0):
+			case p.Custom != "" && (!q.OtherAllowed() && q.Default == "" || len(p.Selected) > 0):
 				return fmt.Errorf("%w: question %d takes no other text here", ErrBadChoice, i)
-			case len(p.Selected) > 1 && !q.MultiSelect:
+			case len(p.Selected) > 1 && !interaction.Spec(r.Request(), i).Multi:
 				return fmt.Errorf("%w: %d options for single-select question %d", ErrBadChoice, len(p.Selected), i)
 			}
 			for _, l := range p.Selected {
@@ -155,6 +155,9 @@ func (s *Service) SubmitForm(ctx context.Context, a Act, ps []interaction.Progre
 		}
 		if missing := unanswered(r.Questions, ps); len(missing) > 0 {
 			return &RequiredError{Questions: missing}
+		}
+		if err := missingNote(r.Questions, ps); err != nil {
+			return err
 		}
 		if !slices.ContainsFunc(ps, func(p interaction.Progress) bool { return len(p.Selected) > 0 || p.Custom != "" }) {
 			return ErrNothingChosen

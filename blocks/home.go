@@ -21,10 +21,11 @@ const KindAnswerForm Kind = "answerform"
 const CallbackAnswer = "slackask_answer"
 
 // Action ids of AnswerModal's inputs (their block ids are
-// "q<index>.pick" and "q<index>.other").
+// "q<index>.pick", "q<index>.other" and "q<index>.why").
 const (
 	AnswerPickID  = "pick"
 	AnswerOtherID = "text"
+	AnswerWhyID   = "why"
 )
 
 // Limits of the Home tab.
@@ -132,6 +133,13 @@ func AnswerModal(v View, privateMetadata string) slack.ModalViewRequest {
 			in := slack.NewInputBlock(pickBlockID(i), plain("Your choice"), nil, el)
 			in.Optional = true
 			bs = append(bs, in)
+			if asks := noteOptions(q); asks != "" { // the "Why?" of options that ask for one
+				why := slack.NewPlainTextInputBlockElement(plain("Say why"), AnswerWhyID)
+				why.Multiline, why.MaxLength = true, maxCustom
+				in := slack.NewInputBlock(AnswerWhyBlockID(i), plain(clip("Why? (if you choose "+asks+")", 2000)), nil, why)
+				in.Optional = true
+				bs = append(bs, in)
+			}
 		}
 		if q.OtherAllowed() || q.Default != "" {
 			label := "Your answer"
@@ -151,7 +159,21 @@ func AnswerModal(v View, privateMetadata string) slack.ModalViewRequest {
 	return m
 }
 
-func pickBlockID(i int) string  { return "q" + strconv.Itoa(i) + ".pick" }
+func pickBlockID(i int) string { return "q" + strconv.Itoa(i) + ".pick" }
+
+// AnswerWhyBlockID is the block id of AnswerModal's "Why?" input of question i.
+func AnswerWhyBlockID(i int) string { return "q" + strconv.Itoa(i) + ".why" }
+
+// noteOptions names the options of q that ask for a note ("A or B"), "" when none does.
+func noteOptions(q interaction.Question) string {
+	var out []string
+	for _, o := range q.Options {
+		if o.Note != "" {
+			out = append(out, oneLine(o.Label))
+		}
+	}
+	return strings.Join(out, " or ")
+}
 func otherBlockID(i int) string { return "q" + strconv.Itoa(i) + ".other" }
 
 // AnswerFromState reads AnswerModal's submission for the questions qs:
@@ -187,6 +209,9 @@ func AnswerFromState(qs []interaction.Question, state *slack.ViewState) (ps []in
 			ps[i] = interaction.Progress{Custom: text}
 		case len(labels) > 0:
 			ps[i] = interaction.Progress{Selected: labels}
+			if _, ok := interaction.NoteNeeded(q, labels); ok {
+				ps[i].Note = strings.TrimSpace(state.Values[AnswerWhyBlockID(i)][AnswerWhyID].Value)
+			}
 		}
 	}
 	return ps, errs

@@ -276,6 +276,7 @@ func (b *Bot) onAnswerForm(ctx context.Context, env *Envelope, meta viewMeta) {
 	}
 	fieldErr := func(msg string) { env.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{first: msg})) }
 	var re *asks.RequiredError
+	var ne *asks.NoteError
 	switch {
 	case err == nil:
 		env.Ack(nil)
@@ -290,6 +291,8 @@ func (b *Bot) onAnswerForm(ctx context.Context, env *Envelope, meta viewMeta) {
 			}
 		}
 		env.Ack(slack.NewErrorsViewSubmissionResponse(errs))
+	case errors.As(err, &ne):
+		env.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.AnswerWhyBlockID(ne.Question): "Say why you chose this."}))
 	case errors.Is(err, asks.ErrNothingChosen):
 		fieldErr("Nothing chosen yet: answer at least one question.")
 	case errors.Is(err, asks.ErrEnded):
