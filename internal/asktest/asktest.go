@@ -163,10 +163,18 @@ func (f *Fake) Create(ctx context.Context, in interaction.AskInput) (interaction
 // created the ask. A known idempotency key returns its ask when the
 // request is the same, IDEMPOTENCY_MISMATCH when it is not.
 func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a interaction.Ask, created bool, err error) {
+	// The call is recorded before Created says so: a test that reads
+	// Creates after receiving from Created finds it.
 	defer func() {
 		f.mu.Lock()
-		defer f.mu.Unlock()
 		f.creates = append(f.creates, CreateCall{At: time.Now(), In: in, AskID: a.ID, Created: created, Err: err})
+		f.mu.Unlock()
+		if created {
+			select {
+			case f.Created <- a.ID:
+			default:
+			}
+		}
 	}()
 	if err := f.begin(ctx, Call{Op: OpCreate, In: &in}); err != nil {
 		return interaction.Ask{}, false, err
@@ -195,10 +203,6 @@ func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a
 	}
 	f.addLocked(a, in, in.IdempotencyKey)
 	f.emitLocked(a.ID, store.EventCreated, nil, nil)
-	select {
-	case f.Created <- a.ID:
-	default:
-	}
 	return clone(a), true, nil
 }
 
