@@ -11,15 +11,22 @@
 //	  question  section  *header*, question, detail (plan for plan-review,
 //	                     whose approve option is also a primary button in the
 //	                     section's accessory)
-//	  controls  actions  select (or none), "Other…"/"Answer…" (not when the
-//	                     question sets allowOther false), "Skip" (not when
-//	                     it is required), "Details" when text or options
-//	                     were shortened
-//	  progress  context  "Other: …" or "Skipped" (only when so)
+//	  row       actions  (buttons only) rows of 5 option buttons but the
+//	                     last; at most interaction.MaxButtonRows a message
+//	  controls  actions  the question's kind's element (select, checkboxes,
+//	                     the last row of buttons; see kinds.go) or none,
+//	                     "Use as is" for a proposed default, "Other…"/
+//	                     "Answer…"/"Edit…" (not when the question sets
+//	                     allowOther false), "Skip" (not when it is
+//	                     required), "Details" when text or options were
+//	                     shortened; left out when empty
+//	  progress  context  "Other: …", "Skipped" or "X. Why: …" (only when
+//	                     so); or, in its place (before the controls), a
+//	                     default's "Proposed: …"
 //	controls  actions  "Submit" + "Cancel" ("Cancel" only for OneTap)
 //
 // That is at most 2 + 3·n + (n−1) + 1 = 42 blocks for n = MaxQuestions = 10
-// questions, inside Slack's 50. An ended ask renders with no interactive
+// questions, plus at most 8 rows of buttons: 50, Slack's most. An ended ask renders with no interactive
 // element: head, per question the question section and (when answered) an
 // answer section, dividers between, and one outcome context: at most
 // 1 + 2·n + (n−1) + 1 = 31 blocks.
@@ -32,12 +39,14 @@
 // live in their own draft, and their client shows them until the message
 // is re-rendered). After the questions comes
 //
-//	team      context  "2 of 3 answered: @alice, @bob" (who, never what)
+//	team      context  "2 of 3 answered: @alice, @bob" (who, never what),
+//	                   and "*No* ends the vote for everyone" for a veto
 //	controls  actions  "Submit" only: every person presses their own, and
 //	                   one person cannot cancel the team's ask (a veto
-//	                   option, if the caller gave one, ends it)
+//	                   option, if the caller gave one, ends it); none
+//	                   when a tap is a response (interaction.TapResponds)
 //
-// at most 2 + 2·n + (n−1) + 2 = 33 blocks. Ended, each answered question
+// at most 2 + 2·n + (n−1) + 2 = 33 blocks (plus the rows of buttons). Ended, each answered question
 // also gets a tally context ("Yes: 2 · No: 1"), and the outcome context a
 // second element naming who responded: at most 1 + 3·n + (n−1) + 1 = 41
 // blocks.

@@ -24,7 +24,7 @@ func TestAnswerModalNote(t *testing.T) {
 	}
 	state := func(pick string) *slack.ViewState {
 		return &slack.ViewState{Values: map[string]map[string]slack.BlockAction{
-			"q0.pick":            {AnswerPickID: {Type: "static_select", SelectedOption: slack.OptionBlockObject{Value: pick}}},
+			"q0.pick":           {AnswerPickID: {Type: "static_select", SelectedOption: slack.OptionBlockObject{Value: pick}}},
 			AnswerWhyBlockID(0): {AnswerWhyID: {Type: "plain_text_input", Value: " not on a Friday "}},
 		}}
 	}

@@ -15,7 +15,12 @@ import (
 // question, what each kind accepts and how its picks become labels. The
 // renderer (package blocks) draws each kind and reads its payloads; the
 // lifecycle (package asks), the front doors and their schemas ask here.
-// ARCHITECTURE.md "a new question kind" walks through adding one.
+//
+// Adding a kind: its Kind, KindSpec and rule in KindOf here (with the JSON
+// Schema of any new field in KindFields, which the MCP tool takes, and its
+// checks in validateKind); its drawer in blocks/kinds.go; the new field,
+// if any, in types.go and httpapi/openapi.json (tests hold the OpenAPI
+// document and the MCP schema to the Go types).
 
 // Kind is the control a question is answered with, decided by KindOf.
 type Kind string
