@@ -358,7 +358,11 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		rec.Progress = nil
 	case in.Responses.N > 1:
 		if n, ok := mostPeople(rec); ok && in.Responses.N > n {
-			return Record{}, interaction.Errorf(interaction.InvalidQuestion, "responses %d: only %d people may answer this ask", in.Responses.N, n)
+			who := fmt.Sprintf("%d people", n)
+			if n == 1 {
+				who = "1 person"
+			}
+			return Record{}, interaction.Errorf(interaction.InvalidQuestion, "responses %d: only %s may answer this ask", in.Responses.N, who)
 		}
 		rec.Wanted = in.Responses.N
 		rec.Progress = nil

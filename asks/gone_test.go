@@ -72,3 +72,20 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// More responses than people who may answer is refused in words that
+// count right: "only 1 person", "only 2 people" (issue 29 item 7).
+func TestTooManyResponsesWording(t *testing.T) {
+	r := newRig(t)
+	for _, tc := range []struct {
+		in   interaction.AskInput
+		want string
+	}{
+		{interaction.AskInput{Request: twoQuestions(), User: alice, Responses: interaction.ResponseCount{N: 2}}, "responses 2: only 1 person may answer this ask"},
+		{interaction.AskInput{Request: twoQuestions(), Responders: []string{alice, "U0BOB"}, Responses: interaction.ResponseCount{N: 3}}, "responses 3: only 2 people may answer this ask"},
+	} {
+		if _, err := r.svc.Create(context.Background(), tc.in); interaction.ErrorMessage(err) != tc.want {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
+	}
+}

@@ -47,9 +47,19 @@ func answerText(v View, i int) string {
 	if n := strings.TrimSpace(item.Note); n != "" && len(item.Selected) > 0 {
 		why = "\n*Why:* " + clipEscaped(n, room/3)
 	}
-	switch {
-	case item.Custom != "":
-		return "*Answer:* Other: " + clipEscaped(strings.TrimSpace(item.Custom), room)
+	switch custom := strings.TrimSpace(item.Custom); {
+	case custom != "":
+		// "Other:" only where there were options to choose instead; text
+		// of several lines (a team's, one per person) starts on a line of
+		// its own, so that its lines align.
+		if len(v.Request.Questions[i].Options) > 0 {
+			custom = "Other: " + custom
+		}
+		sep := " "
+		if strings.Contains(custom, "\n") {
+			sep = "\n"
+		}
+		return "*Answer:*" + sep + clipEscaped(custom, room)
 	case len(item.Selected) == 1:
 		return "*Answer:* " + clipPlain(item.Selected[0], room-textLen(why)) + why
 	case len(item.Selected) > 1:

@@ -19,6 +19,16 @@ type Team struct {
 	Wanted   int                       // responses the ask collects (≥ 1)
 	Answered []interaction.User        // who has responded, in order
 	Tally    map[string]map[string]int // per question id, per label: how many picked it (shown once ended)
+	// Texts holds, per question id, what each person typed (Other… or a
+	// free-text answer), in the order of their responses: shown under the
+	// tally once ended, since the team's answer then holds only labels.
+	Texts map[string][]PersonText
+}
+
+// PersonText is one person's typed answer to a question.
+type PersonText struct {
+	User interaction.User
+	Text string
 }
 
 // Block kinds of the team parts of a message.
@@ -99,7 +109,30 @@ func tallyBlock(v View, i int) slack.Block {
 			parts = append(parts, clipPlain(oneLine(l), maxOptionText)+": "+strconv.Itoa(counts[l]))
 		}
 	}
-	return slack.NewContextBlock(blockID(v, i, kindTally), mrkdwn("Tally: "+joinCapped(parts, " · ", maxListed)))
+	elems := []slack.MixedElement{mrkdwn("Tally: " + joinCapped(parts, " · ", maxListed))}
+	if t := typedText(v, i); t != "" {
+		elems = append(elems, mrkdwn(t))
+	}
+	return slack.NewContextBlock(blockID(v, i, kindTally), elems...)
+}
+
+// typedText lists, under the tally of question i, what each person typed
+// ("Typed: @alice: Plan C"), so that a dissenter's text does not vanish
+// from the team's result; "" when nobody typed, or when the team's answer
+// is the typed text already (nobody picked an option).
+func typedText(v View, i int) string {
+	texts := v.Team.Texts[v.Request.Questions[i].ID]
+	if len(texts) == 0 {
+		return ""
+	}
+	if item, ok := answerItem(v, i); ok && len(item.Selected) == 0 {
+		return ""
+	}
+	var lines []string
+	for _, t := range texts {
+		lines = append(lines, user(&t.User)+": "+clipEscaped(oneLine(t.Text), maxProgressText))
+	}
+	return "Typed:\n" + joinCapped(lines, "\n", maxListed)
 }
 
 func sortedLabels(m map[string]int) []string {

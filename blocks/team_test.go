@@ -65,9 +65,33 @@ func teamCases() map[string]View {
 	expired.Team.Answered = expired.Team.Answered[:1]
 	onTimeout := teamEnded()
 	onTimeout.AnsweredBy = nil
+	// A dissenter typed instead of picking (issue 29 item 4): the team's
+	// answer is the label, her text is under the tally; the notes
+	// question, answered with text only, shows it once, as its answer.
+	dissent := teamEnded()
+	dissent.Answer.Answers[0] = interaction.AnswerItem{ID: "deploy", Selected: []string{"Yes"}}
+	dissent.Team.Tally = map[string]map[string]int{"deploy": {"Yes": 2}, "window": {"now": 1, "tonight": 1}}
+	dissent.Team.Texts = map[string][]PersonText{
+		"deploy": {{User: alice(), Text: "Plan C: <!channel> ship Friday"}},
+		"notes":  {{User: alice(), Text: "ship it"}, {User: bob(), Text: "watch the error rate"}},
+	}
 	return map[string]View{
+		"team_answered_dissent": dissent,
 		"team_pending": teamPending(), "team_pending_none": none, "team_answered": teamEnded(),
 		"team_vetoed": vetoed, "team_expired_partial": expired, "team_answered_at_deadline": onTimeout,
+	}
+}
+
+// A dissenter's text is under the tally of the question, once; where the
+// team's answer is the text already it is not repeated.
+func TestTeamTextUnderTheTally(t *testing.T) {
+	_, bs := Message(teamCases()["team_answered_dissent"])
+	s := string(goldenJSON(t, bs))
+	if !strings.Contains(s, `Typed:\n<@U0ALICE>: Plan C: &lt;!channel&gt; ship Friday`) {
+		t.Errorf("alice's text is not under the tally:\n%s", s)
+	}
+	if strings.Count(s, "watch the error rate") != 1 {
+		t.Errorf("the notes text is shown %d times, want once", strings.Count(s, "watch the error rate"))
 	}
 }
 

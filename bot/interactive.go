@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -289,8 +290,21 @@ func refusal(err error) bool {
 	return interaction.ErrorCode(err) == interaction.NotFound
 }
 
-// nothingChosenNotice is the ephemeral for a Submit with nothing chosen.
-const nothingChosenNotice = "Nothing chosen yet: pick, skip or cancel."
+// nothingChosenNotice is the ephemeral for a Submit with nothing chosen:
+// it offers only what the message has (Skip when a question is optional,
+// Cancel when the ask is not a team's).
+func nothingChosenNotice(rec asks.Record) string {
+	skip := slices.ContainsFunc(rec.Questions, func(q interaction.Question) bool { return !q.Required })
+	switch many := asks.Many(rec); {
+	case many && skip:
+		return "Nothing chosen yet: pick or skip, then press *Submit*."
+	case many:
+		return "Nothing chosen yet: pick your answer, then press *Submit*."
+	case skip:
+		return "Nothing chosen yet: pick, skip or cancel."
+	}
+	return "Nothing chosen yet: pick your answer, or cancel."
+}
 
 // report tells the person why their act changed nothing, when they should
 // know (the ask ended, they may not answer, nothing chosen), and logs the
@@ -301,11 +315,7 @@ func (b *Bot) report(ctx context.Context, act asks.Act, rec asks.Record, err err
 	case errors.Is(err, asks.ErrEnded):
 		b.ephemeral(ctx, rec, act.By.ID, alreadyEndedNotice(rec))
 	case errors.Is(err, asks.ErrNothingChosen):
-		notice := nothingChosenNotice
-		if asks.Many(rec) {
-			notice = "Nothing chosen yet: pick or skip, then press *Submit*."
-		}
-		b.ephemeral(ctx, rec, act.By.ID, notice)
+		b.ephemeral(ctx, rec, act.By.ID, nothingChosenNotice(rec))
 	case errors.Is(err, asks.ErrRequired):
 		b.ephemeral(ctx, rec, act.By.ID, requiredNotice(rec, err))
 	case errors.Is(err, asks.ErrNoteNeeded):

@@ -321,6 +321,14 @@ func view(r asks.Record) blocks.View {
 		v.Team = &blocks.Team{Wanted: r.Wanted, Tally: r.Tally}
 		for _, resp := range r.Responses {
 			v.Team.Answered = append(v.Team.Answered, resp.User)
+			for _, item := range resp.Answer.Answers {
+				if t := strings.TrimSpace(item.Custom); t != "" {
+					if v.Team.Texts == nil {
+						v.Team.Texts = map[string][]blocks.PersonText{}
+					}
+					v.Team.Texts[item.ID] = append(v.Team.Texts[item.ID], blocks.PersonText{User: resp.User, Text: t})
+				}
+			}
 		}
 	}
 	return v
