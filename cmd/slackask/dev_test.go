@@ -445,7 +445,7 @@ func TestDevBrowser(t *testing.T) {
 	}
 	waitJS("the message ended", fmt.Sprintf(`(() => { const m = document.querySelector('article[data-ts=%q]'); return m && !m.querySelector(".b-actions") && m.textContent.includes("Answered by @dev") })()`, ask.TS))
 	endText, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`article[data-ts=%q]`, ask.TS))))
-	for _, want := range []string{"Answer: SQLite", "dev", "prod", "Other: " + custom, "(edited)"} {
+	for _, want := range []string{"Answer: SQLite", "dev", "prod", "Answer: " + custom, "(edited)"} {
 		if !strings.Contains(endText, want) {
 			t.Errorf("the ended message lacks %q:\n%s", want, endText)
 		}
