@@ -77,7 +77,7 @@ func teamCases() map[string]View {
 	}
 	return map[string]View{
 		"team_answered_dissent": dissent,
-		"team_pending": teamPending(), "team_pending_none": none, "team_answered": teamEnded(),
+		"team_pending":          teamPending(), "team_pending_none": none, "team_answered": teamEnded(),
 		"team_vetoed": vetoed, "team_expired_partial": expired, "team_answered_at_deadline": onTimeout,
 	}
 }
