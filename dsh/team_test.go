@@ -10,8 +10,8 @@ import (
 
 // TestAsksCollectOneResponse: the bridge's asks are one person's: no
 // responses count, onTimeout or responders, and a frame whose questions
-// carry veto, required or allowOther (not fields of the seam) does not
-// pass them on.
+// carry veto, required, allowOther or note (not fields of the seam) does
+// not pass them on: a dsh question never gets a note.
 func TestAsksCollectOneResponse(t *testing.T) {
 	host := newHost(t)
 	svc := newFakeService()
@@ -21,6 +21,7 @@ func TestAsksCollectOneResponse(t *testing.T) {
 	qs := widgetQuestions()
 	qs[0].Required, qs[0].AllowOther = true, &no
 	qs[0].Options[1].Veto = true
+	qs[0].Options[0].Note = interaction.NoteRequired
 	rpc := host.Ask("s1", qs)
 	svc.askByKey(t, "dsh:"+rpc)
 	calls := svc.createCalls()
