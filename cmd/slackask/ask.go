@@ -306,11 +306,9 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 	return in, nil
 }
 
-// markVetoes marks every option labelled with one of labels as a veto; a
-// label no question offers is an error.
-// markOptions applies set to each option named by specs (LABEL or
-// LABEL=VALUE, VALUE passed to set) of any question; flag names the flag
-// in errors.
+// markOptions applies set to each option named by specs (LABEL, or for
+// --note and --style LABEL=VALUE, VALUE passed to set) of any question; a
+// label no question offers is an error naming flag.
 func markOptions(qs []interaction.Question, flag string, specs []string, set func(o *interaction.Option, value string) error) error {
 	for _, spec := range specs {
 		l, v := spec, ""
