@@ -98,7 +98,7 @@ func TestMethods(t *testing.T) {
 	if a, err = c.Get(ctx, "ask/1", 30*time.Millisecond); err != nil || a.Status != interaction.StatusPending || time.Since(start) < 30*time.Millisecond {
 		t.Fatalf("Get wait = %+v, %v after %v", a, err, time.Since(start))
 	}
-	go func() { f.End(<-f.Waiting, interaction.StatusAnswered, nil, nil) }()
+	go func() { f.End(<-f.Notified, interaction.StatusAnswered, nil, nil) }()
 	if a, err = c.Get(ctx, "ask/1", 10*time.Second); err != nil || a.Status != interaction.StatusAnswered {
 		t.Fatalf("Get long-poll = %+v, %v", a, err)
 	}
@@ -330,7 +330,7 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 	fl.n.Store(3)
 	ts1 := startAt(t, addr, fl)
 	id := <-f.Created
-	<-f.Waiting                  // the client is long-polling
+	<-f.Notified                 // the client is long-polling
 	ts1.CloseClientConnections() // restart: the in-flight poll is dropped
 	ts1.Close()                  // then connections are refused
 	time.Sleep(100 * time.Millisecond)
@@ -344,10 +344,10 @@ func TestAskAndWaitSurvivesRestart(t *testing.T) {
 			t.Fatal("the client did not come back after the restart")
 		}
 	}
-	for len(f.Waiting) > 0 { // signals from before the restart
-		<-f.Waiting
+	for len(f.Notified) > 0 { // signals from before the restart
+		<-f.Notified
 	}
-	<-f.Waiting // re-attached to the new server
+	<-f.Notified // re-attached to the new server
 	f.End(id, interaction.StatusAnswered, nil, nil)
 
 	var r result
@@ -438,7 +438,7 @@ func TestAskAndWaitCancel(t *testing.T) {
 		f := newFake()
 		ts, _ := serve(t, f)
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-f.Waiting; cancel() }()
+		go func() { <-f.Notified; cancel() }()
 		a, err := newClient(t, ts.URL).AskAndWait(ctx, input)
 		if err != nil || a.Status != interaction.StatusAborted || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)
@@ -501,7 +501,7 @@ func TestAskAndWaitCancel(t *testing.T) {
 		ts := httptest.NewServer(fl)
 		defer ts.Close()
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-f.Waiting; cancel() }()
+		go func() { <-f.Notified; cancel() }()
 		a, err := newClient(t, ts.URL).AskAndWait(ctx, input)
 		if interaction.ErrorCode(err) != interaction.AskAborted || a.Status != interaction.StatusPending || ExitCode(a, err) != 5 {
 			t.Fatalf("AskAndWait = %+v, %v", a, err)

@@ -87,9 +87,10 @@ type Fake struct {
 	createCx context.Context
 
 	// Created receives the id of each new ask, Waiting the id of each
-	// waiter (a Wait that blocks, a Notify registered), Withdrawn the id
-	// of each ask a Withdraw ended; all buffered, a full channel drops.
-	Created, Waiting, Withdrawn chan string
+	// Wait that blocks, Notified the id of each Notify registered (a
+	// parked long-poll), Withdrawn the id of each ask a Withdraw ended;
+	// all buffered, a full channel drops.
+	Created, Waiting, Notified, Withdrawn chan string
 }
 
 type entry struct {
@@ -107,7 +108,7 @@ func New(cfg Config) *Fake {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
 	return &Fake{cfg: cfg, asks: map[string]*entry{}, byKey: map[string]string{}, calls: map[string]int{},
-		notify: map[string]map[int]func(interaction.Ask){}, Created: make(chan string, 1000), Waiting: make(chan string, 1000), Withdrawn: make(chan string, 1000)}
+		notify: map[string]map[int]func(interaction.Ask){}, Created: make(chan string, 1000), Waiting: make(chan string, 1000), Notified: make(chan string, 1000), Withdrawn: make(chan string, 1000)}
 }
 
 // SetHook sets the hook every call runs first (nil: none).
@@ -185,6 +186,9 @@ func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a
 	if err := interaction.Validate(in.Request); err != nil {
 		return interaction.Ask{}, false, err
 	}
+	if err := interaction.CallerFrom(ctx).Admit(in.Channel, in.User, in.Responders); err != nil {
+		return interaction.Ask{}, false, err // FORBIDDEN: the API key's scope does not allow it
+	}
 	if id, ok := f.byKey[in.IdempotencyKey]; ok && in.IdempotencyKey != "" {
 		e := f.asks[id]
 		if e.in.Questions != nil && !slices.EqualFunc(e.in.Questions, in.Questions, func(a, b interaction.Question) bool { return a.ID == b.ID && a.Question == b.Question }) {
@@ -198,7 +202,7 @@ func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a
 		Questions: in.Questions, Agent: in.Agent, Channel: cmp.Or(in.Channel, f.cfg.DefaultChannel), ThreadTS: in.ThreadTS,
 		TS: fmt.Sprintf("1700000000.%06d", n), CreatedAt: f.cfg.Now(), OnTimeout: in.OnTimeout, CallbackURL: in.CallbackURL,
 	}
-	if in.User != "" {
+	if in.User != "" && in.Channel == "" {
 		a.Channel = "D-" + in.User // the DM the service opens
 	}
 	f.addLocked(a, in, in.IdempotencyKey)
@@ -300,8 +304,8 @@ func (f *Fake) ByKey(key string) (interaction.Ask, bool) {
 	return clone(f.asks[id].ask), true
 }
 
-// Wait implements interaction.AskService: it returns the ask once it has
-// ended, or as it stands when ctx ends first.
+// Wait implements interaction.AskService: it returns the ask as it ended,
+// or, when ctx ends first, as it stands (read again through Get).
 func (f *Fake) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	if err := f.begin(ctx, Call{Op: OpWait, ID: id}); err != nil {
 		return interaction.Ask{}, err
@@ -317,10 +321,11 @@ func (f *Fake) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	default:
 	}
 	select {
-	case <-e.done:
-	case <-ctx.Done():
+	case <-e.done: // the ask as it ended, handed to its waiters
+		return f.Ask(id)
+	case <-ctx.Done(): // read again, as the service reads its store
+		return f.Get(context.WithoutCancel(ctx), id)
 	}
-	return f.Ask(id)
 }
 
 // Withdraw implements interaction.AskService.
@@ -458,7 +463,7 @@ func (f *Fake) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
 	}
 	f.notify[id][n] = fn
 	select {
-	case f.Waiting <- id:
+	case f.Notified <- id:
 	default:
 	}
 	return func() {
