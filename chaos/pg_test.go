@@ -284,18 +284,23 @@ func (ru *run) killTimerHolder() {
 	}
 }
 
-// reminderPrefix starts the text of every reminder (bot's reminderText).
-const reminderPrefix = "Reminder:"
+// reminderPrefix starts the text of every reminder (bot's reminderText);
+// noticeBlockPrefix the block id of an escalation notice, followed by
+// "<ask id>.<key>" (bot's noticeBlockID).
+const (
+	reminderPrefix    = "Reminder:"
+	noticeBlockPrefix = "sanotice."
+)
 
 // timerTally is what checkTimers counted.
 type timerTally struct {
 	reminders, remindedTwice, remindersMissed, remindersKilled int
-	deadlines, steps                                           int
+	deadlines, steps, notices, noticesMissing                  int
 }
 
 func (t timerTally) String() string {
-	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d, of which %d lost to the kill of the replica about to post them), deadlines fired %d, escalation steps fired %d",
-		t.reminders, t.remindedTwice, t.remindersMissed, t.remindersKilled, t.deadlines, t.steps)
+	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d, of which %d lost to the kill of the replica about to post them), deadlines fired %d, escalation steps fired %d (their notice posted once: %d, none: %d)",
+		t.reminders, t.remindedTwice, t.remindersMissed, t.remindersKilled, t.deadlines, t.steps, t.notices, t.noticesMissing)
 }
 
 // checkTimers checks the timers of every ask the run created: no reminder
@@ -308,9 +313,21 @@ func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (t
 	var tally timerTally
 	var vs []violation
 	reminders := map[string]int{}
+	notices := map[string]int{} // "<ask id>.step-<i>" → escalation notices posted
 	for _, m := range ru.r.fake.Messages(channel) {
-		if m.ThreadTS != "" && m.ThreadTS != m.TS && strings.HasPrefix(m.Text, reminderPrefix) {
+		if m.ThreadTS == "" || m.ThreadTS == m.TS {
+			continue
+		}
+		if strings.HasPrefix(m.Text, reminderPrefix) {
 			reminders[m.ThreadTS]++
+		}
+		var bs []struct {
+			BlockID string `json:"block_id"`
+		}
+		if json.Unmarshal(m.Blocks, &bs) == nil && len(bs) > 0 {
+			if key, ok := strings.CutPrefix(bs[0].BlockID, noticeBlockPrefix); ok {
+				notices[key]++
+			}
 		}
 	}
 	ru.mu.Lock()
@@ -347,6 +364,14 @@ func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (t
 			for i, st := range got.Escalation {
 				if st.FiredAt != nil {
 					tally.steps++
+					switch n := notices[fmt.Sprintf("%s.step-%d", a.id, i)]; {
+					case n > 1:
+						vs = append(vs, violation{invariant: "every timer fired once", ask: a.id, detail: fmt.Sprintf("escalation step %d: %d notices posted", i, n)})
+					case n == 1:
+						tally.notices++
+					default:
+						tally.noticesMissing++
+					}
 					continue
 				}
 				vs = append(vs, violation{invariant: "every timer fired once", ask: a.id,

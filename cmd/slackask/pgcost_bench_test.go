@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +90,9 @@ type pgCostRow struct {
 	clickP99            time.Duration // of the closed-loop clicks
 	capacity            int           // highest rate with ack p99 < 100 ms (0: none)
 	rateP99             map[int]time.Duration
+	createWaits         string // what the backends of the creates were seen waiting on
+	createStmts         string // with SLACKASK_BENCH_PG_LOG: the statements of the creates
+	clickStmts          string // and of the clicks
 }
 
 // pgCostCPU sums the CPU time of the replicas' processes and of the
@@ -118,6 +123,60 @@ func (c pgCostCPU) read(ctx context.Context) (replicas time.Duration, backends m
 		backends[int(pid)] = procCPU(int(pid))
 	}
 	return replicas, backends
+}
+
+// sampleWaits samples, every 10 ms until the returned func is called,
+// what the replicas' backends that are running a statement wait on
+// (pg_stat_activity's wait_event_type:wait_event, "CPU" for none), and
+// that func returns the tally, most seen first ("" on SQLite).
+func (c pgCostCPU) sampleWaits(ctx context.Context) (stop func() string) {
+	if c.db == nil {
+		return func() string { return "" }
+	}
+	counts := map[string]int{}
+	samples := 0
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			rows, err := c.db.Query(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+				WHERE application_name = $1 AND state = 'active'`, c.app)
+			if err != nil {
+				return
+			}
+			waits, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return
+			}
+			samples++
+			for _, w := range waits {
+				counts[w]++
+			}
+		}
+	})
+	return func() string {
+		close(done)
+		wg.Wait()
+		type kv struct {
+			k string
+			n int
+		}
+		var all []kv
+		for k, n := range counts {
+			all = append(all, kv{k, n})
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
+		var out []string
+		for _, x := range all {
+			out = append(out, fmt.Sprintf("%s %.2f", x.k, float64(x.n)/float64(max(samples, 1))))
+		}
+		return fmt.Sprintf("%d samples, backends active per sample: %s", samples, strings.Join(out, ", "))
+	}
 }
 
 // since returns the CPU used since the reading (r0, b0): every process,
@@ -159,6 +218,59 @@ func (r *replicaRig) trips(postgres bool) int64 {
 	return n
 }
 
+// pgLog, from SLACKASK_BENCH_PG_LOG, is the server's log file (readable
+// here: a server on this machine): the replicas' connections then log
+// every statement, and the table says which statements the creates and the
+// clicks sent (to find where round trips go).
+var pgLog = os.Getenv("SLACKASK_BENCH_PG_LOG")
+
+// logMark returns the size of the server's log ("" pgLog: 0).
+func logMark() int64 {
+	if st, err := os.Stat(pgLog); pgLog != "" && err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+// statements counts the statements logged since off by their first words,
+// most frequent first.
+func statements(off int64) string {
+	if pgLog == "" {
+		return ""
+	}
+	raw, err := os.ReadFile(pgLog)
+	if err != nil || int64(len(raw)) < off {
+		return ""
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(raw[off:]), "\n") {
+		_, stmt, ok := strings.Cut(line, "LOG:  statement: ")
+		if !ok {
+			if _, rest, ok2 := strings.Cut(line, "LOG:  execute "); ok2 {
+				_, stmt, ok = strings.Cut(rest, ": ")
+			}
+		}
+		if ok {
+			f := strings.Fields(stmt)
+			counts[strings.Join(f[:min(len(f), 6)], " ")]++
+		}
+	}
+	type kv struct {
+		k string
+		n int
+	}
+	var all []kv
+	for k, n := range counts {
+		all = append(all, kv{k, n})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
+	var out []string
+	for _, x := range all {
+		out = append(out, fmt.Sprintf("%d× %s", x.n, x.k))
+	}
+	return strings.Join(out, "; ")
+}
+
 func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	b.Helper()
 	ctx := benchCtx(b, 10*time.Minute)
@@ -175,6 +287,9 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 		}
 		q := u.Query()
 		q.Set("application_name", cpu.app)
+		if pgLog != "" {
+			q.Set("log_statement", "all") // a runtime parameter of these connections only
+		}
 		u.RawQuery = q.Encode()
 		db = u.String()
 		conn, err := pgx.Connect(ctx, os.Getenv(pgtest.EnvVar))
@@ -206,16 +321,21 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	settle()
 	r0, b0 := cpu.read(ctx)
 	t0 := r.trips(postgres)
+	log0 := logMark()
+	stopWaits := cpu.sampleWaits(ctx)
 	asks, took := r.createMany(b, size.creates, size.creators, func(int) interaction.AskInput { return twoSelects() })
+	row.createWaits = stopWaits()
 	settle() // the creates' own background work (permalinks, updates) is theirs
 	row.created, row.createWall = len(asks), took
 	row.createCPU, row.createPG = cpu.since(ctx, r0, b0)
 	row.createTrips = r.trips(postgres) - t0
+	row.createStmts = statements(log0)
 
 	// Clicks, closed loop: people change selects, each waiting for the ack
 	// of a click before the next.
 	r0, b0 = cpu.read(ctx)
 	t0 = r.trips(postgres)
+	log0 = logMark()
 	before := len(r.fake.AckLatencies())
 	var wg sync.WaitGroup
 	var clickErr error
@@ -243,6 +363,7 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	row.clicks = size.clickers * size.clicksEach
 	row.clickCPU, row.clickPG = cpu.since(ctx, r0, b0)
 	row.clickTrips = r.trips(postgres) - t0
+	row.clickStmts = statements(log0)
 	row.clickP99 = pct(r.fake.AckLatencies()[before:], 99)
 
 	// Click capacity: open-loop clicks at rising rates until the ack p99
@@ -331,5 +452,13 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		}
 		return fmt.Sprintf("%d (p99 %s)", r.capacity, strings.Join(parts, ", "))
 	})
+	line("PostgreSQL backends during the creates, by what they wait on (mean count per 10 ms sample)", func(r pgCostRow) string {
+		return cmp.Or(r.createWaits, "–")
+	})
+	for _, r := range rows {
+		if r.createStmts != "" {
+			fmt.Fprintf(&sb, "\n%s, statements of the %d creates: %s\n\n%s, statements of the %d clicks: %s\n", r.name, r.created, r.createStmts, r.name, r.clicks, r.clickStmts)
+		}
+	}
 	return sb.String()
 }
