@@ -24,6 +24,9 @@ type ending struct {
 	// answer, when set, is the answer of an answered end (a veto's
 	// response); else it is built from the record.
 	answer *interaction.Answer
+	// unreachable: the message can no longer be changed (the app was
+	// uninstalled): the end is stored synced, and no update is tried.
+	unreachable bool
 }
 
 // endRecord ends the pending record r (inside a compare-and-set): status,
@@ -68,7 +71,7 @@ func (s *Service) endRecord(r *Record, e ending) {
 	}
 	r.Emit(store.EventEnded, e.by, endedData{Status: e.status, By: e.by})
 	r.Rev++
-	r.Synced = false
+	r.Synced = e.unreachable
 	leaveQueue(r) // never posted now: the queue moves on
 	s.armCallback(r, now)
 }
@@ -249,4 +252,34 @@ func (w *waiters) ids() []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+// EndWorkspace ends every pending ask of workspace team (and those stamped
+// with no workspace, from before one was kept) aborted, with why as their
+// error and note: the app was uninstalled there, so nobody can answer them
+// and their messages can no longer be changed (no update is tried). It
+// returns how many it ended; an error stops it, and the rest stay pending.
+func (s *Service) EndWorkspace(ctx context.Context, team, why string) (int, error) {
+	pending, err := s.store.Pending(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("asks end workspace %s: %w", team, err)
+	}
+	n := 0
+	for _, rec := range pending {
+		if rec.TeamID != team && rec.TeamID != "" {
+			continue
+		}
+		_, err := s.end(ctx, rec.ID, ending{
+			status: interaction.StatusAborted, note: why, unreachable: true,
+			err: interaction.Errorf(interaction.AskAborted, "%s: nobody can answer it", why),
+		})
+		switch {
+		case errors.Is(err, ErrEnded):
+		case err != nil:
+			return n, fmt.Errorf("asks end workspace %s: %w", team, err)
+		default:
+			n++
+		}
+	}
+	return n, nil
 }

@@ -78,15 +78,19 @@ type Config struct {
 // the Service's: asks.Service.Start, which waits for Opened). All methods are safe for concurrent
 // use.
 type Bot struct {
-	cfg     Config
-	api     *slack.Client
-	log     zerolog.Logger
-	svc     *asks.Service // set by Run
-	teamID  atomic.Pointer[string]
-	appID   atomic.Pointer[string] // from Socket Mode's hello
-	started atomic.Bool
-	opened  chan struct{} // closed once auth.test answered (asks.Opener)
-	open    sync.Once
+	cfg    Config
+	api    *slack.Client
+	log    zerolog.Logger
+	svc    *asks.Service // set by Run
+	teamID atomic.Pointer[string]
+	// botUserID is the bot's user, from auth.test; gone says why Slack no
+	// longer takes the bot's token (uninstalled), nil while it does.
+	botUserID atomic.Pointer[string]
+	gone      atomic.Pointer[string]
+	appID     atomic.Pointer[string] // from Socket Mode's hello
+	started   atomic.Bool
+	opened    chan struct{} // closed once auth.test answered (asks.Opener)
+	open      sync.Once
 
 	sockets   []*Socket
 	routes    *ackRoutes // shared by the sockets
@@ -157,6 +161,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		return err
 	}
 	b.teamID.Store(&auth.TeamID)
+	b.botUserID.Store(&auth.UserID)
 	b.open.Do(func() { close(b.opened) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -247,6 +252,9 @@ func (b *Bot) Opened() <-chan struct{} { return b.opened }
 // StoreDown), else an error saying why not.
 func (b *Bot) Ready(context.Context) error {
 	reason, _ := b.gate.state()
+	if gone := b.gone.Load(); gone != nil {
+		return fmt.Errorf("slack: %s: reinstall it, then restart slackask with its new bot token", *gone)
+	}
 	switch {
 	case reason != nil && b.cfg.HTTPMode:
 		return fmt.Errorf("slack: HTTP requests would not be kept: %w", reason)

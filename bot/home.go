@@ -215,10 +215,11 @@ func (b *Bot) homeView(ctx context.Context, user string, pending, recent []asks.
 
 // Event implements EventHandler: app_home_opened on the Home tab starts
 // keeping the person's Home current.
-func (b *Bot) Event(_ context.Context, ev EventCallback) {
+func (b *Bot) Event(ctx context.Context, ev EventCallback) {
 	if ev.Type == "app_home_opened" && ev.Tab == "home" && interaction.IsUserID(ev.User) && b.home != nil {
 		b.home.opened(ev.User)
 	}
+	b.uninstallEvent(ctx, ev)
 }
 
 // openAnswerForm answers a Home tab's Answer click with the whole ask as a

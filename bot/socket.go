@@ -96,6 +96,14 @@ type EventCallback struct {
 	Type string `json:"type"`
 	User string `json:"user"`
 	Tab  string `json:"tab"`
+	// Tokens are a tokens_revoked event's: the users (bots) whose tokens
+	// were revoked.
+	Tokens struct {
+		Bot []string `json:"bot"`
+	} `json:"tokens"`
+	// Team is the workspace of the callback (its team_id), set by the
+	// transport.
+	Team string `json:"-"`
 }
 
 // decodeEvent reads the event of an events_api frame; ok is false when it
@@ -103,12 +111,14 @@ type EventCallback struct {
 func decodeEvent(frame []byte) (ev EventCallback, ok bool) {
 	var env struct {
 		Payload struct {
-			Event EventCallback `json:"event"`
+			Event  EventCallback `json:"event"`
+			TeamID string        `json:"team_id"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(frame, &env) != nil {
 		return ev, false
 	}
+	env.Payload.Event.Team = env.Payload.TeamID
 	return env.Payload.Event, true
 }
 

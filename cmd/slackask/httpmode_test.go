@@ -318,3 +318,48 @@ func TestHTTPModeReplicasBehindABalancer(t *testing.T) {
 		t.Errorf("interactions failed in front of the person: %+v", f)
 	}
 }
+
+// TestHTTPModeUninstall: app_uninstalled (signed, over /slack/events) ends
+// the workspace's pending asks aborted with a clear message: a waiting
+// caller gets it at once, no message update is tried with the dead token,
+// and /readyz says the app was uninstalled. A tokens_revoked of another
+// bot, or an event of another workspace, changes nothing.
+func TestHTTPModeUninstall(t *testing.T) {
+	h := start(t, httpMode())
+	ctx := ctxT(t)
+	ask := h.create(ask1(question("deploy", "Deploy?", "Yes", "No")))
+	waited := make(chan interaction.Ask, 1)
+	go func() {
+		var a interaction.Ask
+		h.do("GET", "/v1/asks/"+ask.ID+"?wait=15s", nil, &a)
+		waited <- a
+	}()
+	for _, ev := range []struct {
+		team string
+		body map[string]any
+	}{
+		{"T0FAKE", map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"bot": []string{"U0SOMEONE"}}}},
+		{"T0ELSE", map[string]any{"type": "app_uninstalled"}},
+		{"T0FAKE", map[string]any{"type": "app_uninstalled"}},
+	} {
+		if code, err := h.fake.DeliverEvent(ctx, ev.team, "", ev.body); err != nil || code != 200 {
+			t.Fatalf("%v: %d %v", ev.body, code, err)
+		}
+	}
+	got := <-waited
+	if got.Status != interaction.StatusAborted || got.Error == nil || !strings.Contains(got.Error.Message, "uninstalled from this workspace") {
+		t.Fatalf("the waiting caller got %s %+v", got.Status, got.Error)
+	}
+	resp, err := http.Get(h.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(body), "uninstalled") {
+		t.Errorf("/readyz after the uninstall: %d %s", resp.StatusCode, body)
+	}
+	if m, _ := h.fake.Message(channel, ask.TS); m.Updates != 0 {
+		t.Errorf("%d message updates tried with the uninstalled app's token", m.Updates)
+	}
+}
