@@ -150,9 +150,10 @@ func (s *Service) choose(ctx context.Context, a Act, q int, options []int, note 
 		}
 		old := progressOf(r.Progress, q)
 		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
-		// The person's client shows the new selection already; re-render
-		// only when the message shows something else for this question.
-		if old.Custom != "" || old.Skipped || old.Note != "" || p.Note != "" || a.Rev != r.Rev {
+		// The person's client shows the new selection of a menu already;
+		// re-render only when the message shows something else for this
+		// question, or when a tap picked it (a button keeps no state).
+		if old.Custom != "" || old.Skipped || old.Note != "" || p.Note != "" || a.Rev != r.Rev || interaction.Spec(r.Request(), q).Tap {
 			r.Rev++
 			r.Synced = false
 		}

@@ -2,6 +2,7 @@ package blocks
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,9 +49,14 @@ var drawers = map[interaction.Kind]drawer{
 // option primary unless styled) and confirmation dialog.
 func buttons(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
 	q := v.Request.Questions[i]
+	chosen := optionIndexes(q, progressAt(v, i).Selected)
 	var rows [][]slack.BlockElement
 	for j, o := range opts {
-		b := slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect, Item: j + 1}), o.Value, o.Text)
+		text := o.Text
+		if slices.Contains(chosen, j) { // a button keeps no state: the message shows the pick
+			text = plain(clip("✓ "+o.Text.Text, maxOptionText))
+		}
+		b := slack.NewButtonBlockElement(ActionID(Ref{AskID: v.AskID, Rev: v.Rev, Question: i, Kind: KindSelect, Item: j + 1}), o.Value, text)
 		o := q.Options[j]
 		b.Style = slack.Style(o.ButtonStyle())
 		if b.Style == "" && isPlanReview(q) && o.Label == q.Intent.Approve {

@@ -361,3 +361,20 @@ func TestTapsToAnswer(t *testing.T) {
 		t.Errorf("taps: approval %d, team %v, confirm %d, reject %d; want 1, [1 1], 2, 3", approval, perPerson, withConfirm, reject)
 	}
 }
+
+// Buttons in a form: a tap is a pick, which the re-rendered message marks
+// (a button keeps no state), and Submit sends it.
+func TestButtonsInAForm(t *testing.T) {
+	h := start(t)
+	plan := question("plan", "Which plan?", "A", "B", "C")
+	plan.Display = interaction.DisplayButtons
+	ask := h.create(ask1(plan, question("notes", "Anything else?")))
+	h.tap(ask, alice, "B")
+	h.waitMessage(ask, "marked the pick", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"text":"✓ B"`) })
+	if _, err := h.fake.Person(alice).Click(ctxT(t), channel, ask.TS, control(-1, "submit")); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.waitAsk(ask.ID); mustJSON(t, got.Answer.Answers[0]) != `{"id":"plan","selected":["B"]}` {
+		t.Fatalf("answer %s", mustJSON(t, got.Answer))
+	}
+}
