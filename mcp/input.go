@@ -22,6 +22,7 @@ type toolInput struct {
 	Agent       *interaction.Agent `json:"agent"`
 	Channel     string             `json:"channel"`
 	User        string             `json:"user"`
+	Workspace   string             `json:"workspace"`
 	Timeout     json.RawMessage    `json:"timeout"`
 	WaitSeconds json.RawMessage    `json:"waitSeconds"`
 	// Responses is read by parseResponses (a number or "all") so that a
@@ -141,9 +142,10 @@ func decodeInput(raw json.RawMessage, defaultChannel string) (interaction.AskInp
 		waitFor = returnAtOnce
 	}
 	out := interaction.AskInput{
-		Request: interaction.Request{Agent: in.Agent},
-		Channel: strings.TrimSpace(in.Channel),
-		User:    strings.TrimSpace(in.User),
+		Request:   interaction.Request{Agent: in.Agent},
+		Channel:   strings.TrimSpace(in.Channel),
+		User:      strings.TrimSpace(in.User),
+		Workspace: strings.TrimSpace(in.Workspace),
 	}
 	if out.Channel == "" && out.User == "" {
 		out.Channel = defaultChannel

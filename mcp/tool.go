@@ -134,6 +134,7 @@ const inputSchemaBase = `{
     },
     "channel": {"type": "string", "description": "Slack channel id to ask in (e.g. C0123456789). Default: the server's channel."},
     "user": {"type": "string", "description": "Slack user id (e.g. U0123456789) to ask in a direct message instead of a channel."},
+    "workspace": {"type": "string", "description": "Slack workspace (team id T…, or E… for an Enterprise Grid organization) to ask in. Default: the API key's workspace, else the server's."},
     "responders": {"type": "array", "items": {"type": "string"}, "description": "Slack user ids (U…) and user-group ids (S…) allowed to answer. Default: the server's."},
     "responses": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "string", "enum": ["all"]}], "description": "How many people must answer before the call returns: a number (default 1, the first answer) or \"all\" (every responder; needs responders)."},
     "onTimeout": {"type": "string", "enum": ["expire", "answer"], "description": "What the deadline does: \"expire\" (default: ASK_TIMEOUT) or \"answer\" (answer with the responses that came in, when there is at least one)."},
