@@ -304,7 +304,7 @@ func (r *report) abMarkdown(w writer) []target {
 	}
 	w("\n")
 	if len(a.turnP99) > 0 {
-		w("Why the median of the turns' p99s: a turn's p99 is one of its slowest few acks, and a disturbance of a second or so sets it in whichever turns it hits; the median is not moved by a few such turns. The interval beside it comes from drawing the rounds again with replacement (bench/stats.go): how far the ratio moves with other setups and other minutes of the machine. BENCHMARKS.md gives A/A runs (the same binary on both sides) of this method.\n\n")
+		w("Why the median of the turns' p99s: a turn's p99 is one of its slowest few acks, and a disturbance of a second or so sets it in whichever turns it hits; the median is not moved by a few such turns. The interval beside it comes from drawing the rounds again with replacement (bench/stats.go): how far the ratio moves with other setups and other minutes of the machine. The A/A runs (the same binary on both sides) that chose this method are in commit 18e8daf and in the history of BENCHMARKS.md.\n\n")
 	}
 	return targets
 }

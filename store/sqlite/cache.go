@@ -9,7 +9,7 @@ import (
 // recordCacheSize bounds the decoded records a Store keeps: enough for the
 // asks people are answering at the same moment. Most pending asks are not
 // being clicked, and a larger cache would hold their records in the heap
-// for nothing (BENCHMARKS.md, "the SQLite record cache").
+// for nothing (BENCHMARKS.md, "Pieces"; the measurements: commit 478fefb).
 const recordCacheSize = 128
 
 // recordCache keeps the record this Store last wrote for an id, decoded,
