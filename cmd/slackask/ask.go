@@ -25,9 +25,9 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 type askFlags struct {
-	question, header, detail, channel, user, jsonFile, id, key string
-	responders, mention, agent, print                          string
-	options, vetoes, confirms, notes, styles                   multiFlag
+	question, header, detail, channel, user, workspace, jsonFile, id, key string
+	responders, mention, agent, print                                     string
+	options, vetoes, confirms, notes, styles                              multiFlag
 	// One tap: --display for each question, --default for each free-text one.
 	display, proposed string
 	multi             bool
@@ -59,6 +59,7 @@ func parseAskFlags(args []string, stdout io.Writer) (askFlags, error) {
 	fs.StringVar(&f.detail, "detail", "", "more detail under the question (Markdown: bold, italic, code, links, lists; nothing pings)")
 	fs.StringVar(&f.channel, "channel", "", "channel id to ask in (default SLACKASK_CHANNEL)")
 	fs.StringVar(&f.user, "user", "", "user id to ask by direct message")
+	fs.StringVar(&f.workspace, "workspace", "", "workspace (team id T…, or E… for a Grid org) to ask in (default the API key's, else the server's)")
 	fs.Func("timeout", "how long the question stays open (e.g. 30m, or seconds); 0 = server default", func(v string) error {
 		d, err := interaction.ParseDuration(v)
 		f.timeout = d
@@ -269,6 +270,9 @@ func (f askFlags) input(stdin io.Reader) (interaction.AskInput, error) {
 	}
 	if f.user != "" {
 		in.User = f.user
+	}
+	if f.workspace != "" {
+		in.Workspace = f.workspace
 	}
 	if f.timeout > 0 {
 		in.Timeout = interaction.Duration(f.timeout)

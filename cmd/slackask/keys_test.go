@@ -158,3 +158,11 @@ func TestKeysEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// `slackask ask --workspace` names the workspace of the ask.
+func TestAskWorkspaceFlag(t *testing.T) {
+	in, err := askInputOf(t, "--question", "Go?", "--workspace", "T0ACME")
+	if err != nil || in.Workspace != "T0ACME" {
+		t.Fatalf("--workspace: %q, %v", in.Workspace, err)
+	}
+}
