@@ -49,6 +49,9 @@ func teamBlock(v View) slack.Block {
 	text := fmt.Sprintf("%d of %d answered", n, max(t.Wanted, 1))
 	if n == 0 {
 		text = fmt.Sprintf("0 of %d answered yet: each person picks and presses *Submit* for themselves", max(t.Wanted, 1))
+		if interaction.TapResponds(v.Request) {
+			text = fmt.Sprintf("0 of %d answered yet: each person taps their own answer", max(t.Wanted, 1))
+		}
 	}
 	var who []string
 	for i, u := range t.Answered {

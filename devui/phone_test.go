@@ -237,6 +237,8 @@ func TestPhoneOneTap(t *testing.T) {
 		t.Error("the proposed default's buttons are missing")
 	}
 	ph.shot("phone-onetap")
+	ph.eval("scroll to the approval", `(() => { document.querySelector("article.msg").scrollIntoView({block: "start"}); return true; })()`)
+	ph.shot("phone-team-approval")
 
 	// The confirmation dialog of Approve fits the screen; denying it closes it.
 	if err := chromedp.Do(ph.ctx, chromedp.Click(chromedp.CSS(`button[data-action$=".0.select.1"]`)), chromedp.WaitVisible(chromedp.CSS(".confirm-overlay .confirm"))); err != nil {
