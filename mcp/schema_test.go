@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/slackask/slackask/interaction"
@@ -51,6 +52,12 @@ func TestInputSchemaMatchesTypes(t *testing.T) {
 	for _, n := range interaction.JSONNames(interaction.Question{}) {
 		if !slices.Contains(in, n) {
 			t.Errorf("questionInput does not read %q", n)
+		}
+	}
+	// The model is told when to use the one-tap fields.
+	for _, want := range []string{`"confirm": true`, `"note": "required"`, `"default"`, `"display"`} {
+		if !strings.Contains(toolDescription, want) {
+			t.Errorf("the tool description does not mention %s", want)
 		}
 	}
 }

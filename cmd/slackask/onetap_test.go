@@ -149,6 +149,13 @@ func TestRequiredNote(t *testing.T) {
 	if _, err := p.Submit(ctx, view.ID); !errors.As(err, &ve) {
 		t.Fatalf("an empty required note was sent: %v", err)
 	}
+	// Blank text passes the client's check; slackask refuses it in the form.
+	if err := p.Type(ctx, view.ID, slackfake.ByActionID("text"), "   "); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Submit(ctx, view.ID); !errors.As(err, &ve) || ve.Local || !strings.Contains(ve.Errors["custom"], "Say why") {
+		t.Fatalf("a blank required note: %v", err)
+	}
 	if got := h.get(ask.ID); got.Status != interaction.StatusPending {
 		t.Fatalf("ask ended without its note: %s", got.Status)
 	}
