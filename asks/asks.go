@@ -50,6 +50,11 @@ type Config struct {
 	OnEnd func(interaction.Ask)
 	// Callbacks configure the delivery of ended asks to callback URLs.
 	Callbacks Callbacks
+	// CheckIDs, when set, is asked about every user and user-group id a
+	// request names (user, responders, mention) before the ask is kept;
+	// its INVALID_QUESTION (an id the chat service does not know) refuses
+	// the ask, rather than keeping one nobody can answer.
+	CheckIDs func(ctx context.Context, ids []string) error
 	// PostTimeout bounds one post of a message (default 30 s). A post
 	// that times out may still have landed: its ask is kept and the
 	// message looked for (resolvePost).
@@ -307,6 +312,11 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	if err := interaction.ValidateInput(in); err != nil {
 		return Record{}, err
 	}
+	if s.cfg.CheckIDs != nil {
+		if err := s.cfg.CheckIDs(ctx, namedIDs(in)); err != nil {
+			return Record{}, err
+		}
+	}
 	channel := in.Channel
 	if channel == "" && in.User == "" {
 		channel = s.cfg.DefaultChannel
@@ -382,6 +392,18 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		rec.RemindAt = now.Add(time.Duration(in.RemindAfter))
 	}
 	return rec, nil
+}
+
+// namedIDs lists the user and user-group ids in lists the request names,
+// each once: the DM's user, the responders, the mentions.
+func namedIDs(in interaction.AskInput) []string {
+	var out []string
+	for _, id := range append(append([]string{in.User}, in.Responders...), in.Mention...) {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // mostPeople is how many people may answer rec when that is known

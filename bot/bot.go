@@ -96,6 +96,7 @@ type Bot struct {
 	routes    *ackRoutes // shared by the sockets
 	queue     keyedQueue // the person acts of one ask, in order
 	groups    *groupCache
+	known     knownUsers // user ids users.info found (CheckIDs)
 	metaKey   []byte
 	handlers  sync.WaitGroup
 	postTurns postGates // paces chat.postMessage per rate-limited channel

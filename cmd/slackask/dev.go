@@ -195,7 +195,7 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	// gone: nobody can answer them, so they are ended at start.
 	startedAt := time.Now()
 	var svc interaction.AskService
-	sh := serveHooks{listener: apiLn, service: func(s *asks.Service) { svc = s }}
+	sh := serveHooks{listener: apiLn, service: func(s *asks.Service) { svc = s }, namedIDs: func(ids []string) { addPeople(fake, ids) }}
 	sh.started = func(string) {
 		if !hooks.resetDB && svc != nil {
 			n, err := endOrphans(ctx, svc, startedAt)
@@ -219,6 +219,38 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 		}
 	}
 	return serve(ctx, cfg, log, &sh)
+}
+
+// addPeople makes every user id an ask names that the emulator does not
+// know a person of it (in the page's sidebar), so that any example works
+// in dev: the README's U01ALICE becomes "alice". serve refuses such an id
+// instead (Slack does not know it).
+func addPeople(fake *slackfake.Server, ids []string) {
+	known, names := map[string]bool{}, map[string]bool{}
+	for _, u := range fake.Users() {
+		known[u.ID], names[u.Name] = true, true
+	}
+	for _, id := range ids {
+		if interaction.IsUserID(id) && !known[id] {
+			name := personName(id)
+			if names[name] {
+				name += " (" + id + ")" // two alices would look like one on the page
+			}
+			fake.AddUser(id, name)
+			known[id], names[name] = true, true
+		}
+	}
+}
+
+// personName makes a name from a user id: its letters after the leading
+// U or W and digits, in lower case ("U01ALICE" → "alice"), or the id in
+// lower case when that leaves nothing.
+func personName(id string) string {
+	rest := strings.TrimLeft(id[1:], "0123456789")
+	if rest == "" {
+		return strings.ToLower(id)
+	}
+	return strings.ToLower(rest)
 }
 
 // seedWorkspace creates the people, the channel and the user group of the

@@ -624,3 +624,51 @@ func TestDevHTTPMode(t *testing.T) {
 		t.Errorf("the click and the url_verification did not come over HTTP:\n%s", logs)
 	}
 }
+
+// TestDevAddsPeopleAnAskNames: in dev, a user id an ask names that the
+// emulator does not know becomes a person of it, so the README's team
+// example (U01ALICE, U02BOB, U03CAROL) can be answered; the start-up log
+// names the SLACKASK_URL in use (issue 29 items 1 and 15).
+func TestDevAddsPeopleAnAskNames(t *testing.T) {
+	d := startDev(t)
+	if !strings.Contains(d.logs.String(), `"SLACKASK_URL":"`+d.APIURL+`"`) {
+		t.Errorf("the start-up log does not name the SLACKASK_URL in use (%s):\n%s", d.APIURL, d.logs.String())
+	}
+	got := d.ask(t, `{"questions":[{"id":"deploy","question":"Deploy v1.4.2?","required":true,"allowOther":false,`+
+		`"options":[{"label":"Yes"},{"label":"No","veto":true}]}],"responses":2,"responders":["U01ALICE","U02BOB","U03CAROL"]}`)
+	var ask interaction.Ask
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if msgs := d.Fake.Messages(devChannel); len(msgs) > 0 {
+			ask.TS = msgs[len(msgs)-1].TS
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ask was never posted")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	names := map[string]string{}
+	for _, u := range d.Fake.Users() {
+		names[u.ID] = u.Name
+	}
+	if names["U01ALICE"] != "alice (U01ALICE)" || names["U02BOB"] != "bob (U02BOB)" || names["U03CAROL"] != "carol" || names[devAlice] != "alice" {
+		t.Fatalf("people: %v", names)
+	}
+	ctx := ctxT(t)
+	for _, who := range []string{"U01ALICE", "U03CAROL"} {
+		p := d.Fake.Person(who)
+		// One question of buttons on a team ask: the tap is the response.
+		if _, err := p.Select(ctx, devChannel, ask.TS, control(0, "select"), "Yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case a := <-got:
+		if a.Status != interaction.StatusAnswered || len(a.Responses) != 2 || a.Responses[0].User.ID != "U01ALICE" {
+			t.Fatalf("ask %+v", a)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the team ask was never answered")
+	}
+}

@@ -406,10 +406,21 @@ func TestUnknownConversationIs400(t *testing.T) {
 	unknownUser.Channel, unknownUser.User = "", "U0NOBODY"
 	unknownGroup := ask1(question("a", "Go?", "yes"))
 	unknownGroup.Responders, unknownGroup.Responses = []string{"S0NOGROUP"}, interaction.ResponseCount{All: true}
+	// A responder Slack does not know (users.info, the user-group list) is
+	// named, rather than an ask nobody can answer (issue 29 item 1).
+	unknownResponder := ask1(question("a", "Go?", "yes"))
+	unknownResponder.Responders = []string{alice, "U01ALICE"}
+	unknownResponderGroup := ask1(question("a", "Go?", "yes"))
+	unknownResponderGroup.Responders = []string{alice, "S0NOGROUP"}
+	unknownMention := ask1(question("a", "Go?", "yes"))
+	unknownMention.Mention = []string{"U0GHOST"}
 	for in, want := range map[*interaction.AskInput]string{
-		&unknownChannel: `channel "C0NOWHERE": Slack says channel_not_found`,
-		&unknownUser:    `user "U0NOBODY": Slack says user_not_found`,
-		&unknownGroup:   `user group "S0NOGROUP": Slack says no_such_subteam`,
+		&unknownChannel:        `channel "C0NOWHERE": Slack says channel_not_found`,
+		&unknownUser:           `user "U0NOBODY": Slack says user_not_found`,
+		&unknownGroup:          `user group "S0NOGROUP": Slack says no_such_subteam`,
+		&unknownResponder:      `user "U01ALICE": Slack says user_not_found`,
+		&unknownResponderGroup: `user group "S0NOGROUP": Slack says no_such_subteam`,
+		&unknownMention:        `user "U0GHOST": Slack says user_not_found`,
 	} {
 		var body map[string]map[string]string
 		code := h.do("POST", "/v1/asks", *in, &body)
@@ -420,6 +431,15 @@ func TestUnknownConversationIs400(t *testing.T) {
 	var list map[string][]interaction.Ask
 	if h.do("GET", "/v1/asks", nil, &list); len(list["asks"]) != 0 {
 		t.Fatalf("%d asks kept", len(list["asks"]))
+	}
+	// Known people are asked about once, then cached.
+	known := ask1(question("a", "Go?", "yes"))
+	known.Responders = []string{carol}
+	before := h.fake.CallCount("users.info")
+	h.create(known)
+	h.create(known)
+	if n := h.fake.CallCount("users.info") - before; n != 1 {
+		t.Errorf("%d users.info calls for two asks naming one person, want 1", n)
 	}
 	// A 404 says what is missing in the caller's terms, without the
 	// store's internal prefix.

@@ -66,6 +66,9 @@ type serveHooks struct {
 	service  func(*asks.Service) // called with the ask service once it exists
 	// postTimeout bounds each chat.postMessage (0: the lifecycle's default).
 	postTimeout time.Duration
+	// namedIDs, when set, sees the user and user-group ids of each create
+	// before Slack is asked about them (dev adds unknown people).
+	namedIDs func(ids []string)
 }
 
 // serve wires config → store → lifecycle (asks) → Slack adapter (bot) →
@@ -116,7 +119,13 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		Store: slotted.New(st, slots), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
 		PostTimeout: hooks.postTimeout,
-		Callbacks:   asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
+		CheckIDs: func(ctx context.Context, ids []string) error {
+			if hooks.namedIDs != nil {
+				hooks.namedIDs(ids)
+			}
+			return b.CheckIDs(ctx, ids)
+		},
+		Callbacks: asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
 	})
 	if err != nil {
 		return err
