@@ -14,52 +14,6 @@ import (
 	"github.com/slackask/slackask/store"
 )
 
-// emitLocked appends an event of ask id to the fake's audit trail (f.mu held).
-func (f *fakeSvc) emitLocked(id, kind string, by *interaction.User, data any) {
-	r := store.Record{Ask: interaction.Ask{ID: id}}
-	r.Emit(kind, by, data)
-	evs, err := store.TakeEvents(&r)
-	if err != nil {
-		panic(err) // the test's own data
-	}
-	e := evs[0]
-	e.Seq = int64(len(f.events) + 1)
-	e.At = time.Date(2024, 1, 2, 3, 4, 5, len(f.events), time.UTC)
-	f.events = append(f.events, e)
-}
-
-// Events implements EventLog.
-func (f *fakeSvc) Events(_ context.Context, id string) ([]store.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, err := f.lookup(id); err != nil {
-		return nil, err
-	}
-	var out []store.Event
-	for _, e := range f.events {
-		if e.AskID == id {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// Feed implements EventLog.
-func (f *fakeSvc) Feed(_ context.Context, after int64, limit int) ([]store.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.createErr != nil {
-		return nil, f.createErr
-	}
-	var out []store.Event
-	for _, e := range f.events {
-		if e.Seq > after && len(out) < limit {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
 // eventsBody is what the event routes answer.
 type eventsBody struct {
 	Events []struct {

@@ -34,7 +34,5 @@ func (f Fake) Notifications() int { return f.notifications() }
 
 // Created returns how many asks the fake created.
 func (f Fake) Created() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
+	return f.fake.Len()
 }

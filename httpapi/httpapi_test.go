@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,198 +19,116 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 	"github.com/slackask/slackask/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeSvc is an in-memory interaction.AskService whose asks end only when a
-// test says so (end) or on Withdraw.
+// fakeSvc is the shared fake AskService (internal/asktest) as this
+// package's tests use it: a plain AskService (notifySvc adds Notifier,
+// idemSvc IdempotentCreator), fixed times, every call failing while
+// createErr is set, a hook on Get, and a signal when a Wait returns.
 type fakeSvc struct {
+	fake *asktest.Fake
+
 	mu        sync.Mutex
-	asks      map[string]*fakeAsk
-	byKey     map[string]string
-	n         int
-	inputs    []interaction.AskInput
-	filter    interaction.ListFilter
-	withdrawn int
+	createErr error           // returned by Create, Get, Wait, Withdraw, List and Feed when set
+	getHook   func(id string) // called by Get, outside the lock, when set
 
-	createErr error // returned by Create, Get, Wait, Withdraw and List when set
-	createCtx context.Context
-
-	waiting  chan string // an id each time Wait starts blocking
+	waiting  chan string // an id each time a Wait blocks or a long-poll parks
 	waitDone chan string // an id each time Wait returns
-
-	notify  map[string]map[int]func(interaction.Ask) // Notify's callbacks by ask id (notifySvc)
-	nextFn  int
-	getHook func(id string) // called by Get, outside the lock, when set
-
-	events []store.Event // the audit trail (EventLog, events_test.go)
-}
-
-type fakeAsk struct {
-	ask  interaction.Ask
-	done chan struct{}
 }
 
 func newFake() *fakeSvc {
-	return &fakeSvc{
-		asks:     map[string]*fakeAsk{},
-		byKey:    map[string]string{},
-		waiting:  make(chan string, 100),
-		waitDone: make(chan string, 100),
-	}
+	var tick atomic.Int64 // the fake's clock: 2024-01-02 03:04:05, a nanosecond more each reading
+	f := &fakeSvc{fake: asktest.New(asktest.Config{Now: func() time.Time {
+		return time.Date(2024, 1, 2, 3, 4, 5, int(tick.Add(1)-1), time.UTC)
+	}}), waitDone: make(chan string, 100)}
+	f.waiting = f.fake.Waiting
+	f.fake.SetHook(func(_ context.Context, c asktest.Call) error {
+		f.mu.Lock()
+		err, hook := f.createErr, f.getHook
+		f.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if c.Op == asktest.OpGet && hook != nil {
+			hook(c.ID)
+		}
+		return nil
+	})
+	return f
+}
+
+func (f *fakeSvc) fail() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.createErr
 }
 
 func (f *fakeSvc) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
-	a, _, err := f.create(ctx, in)
-	return a, err
+	return f.fake.Create(ctx, in)
 }
 
 func (f *fakeSvc) create(ctx context.Context, in interaction.AskInput) (interaction.Ask, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.createCtx = ctx
-	if f.createErr != nil {
-		return interaction.Ask{}, false, f.createErr
-	}
-	f.inputs = append(f.inputs, in)
-	if len(in.Questions) == 0 {
-		return interaction.Ask{}, false, interaction.Errorf(interaction.EmptyQuestions, "no questions")
-	}
-	if id, ok := f.byKey[in.IdempotencyKey]; ok && in.IdempotencyKey != "" {
-		return f.asks[id].ask, false, nil
-	}
-	f.n++
-	a := interaction.Ask{
-		ID:        fmt.Sprintf("ask-%d", f.n),
-		Status:    interaction.StatusPending,
-		Questions: in.Questions,
-		Agent:     in.Agent,
-		Channel:   in.Channel,
-		CreatedAt: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),
-	}
-	f.asks[a.ID] = &fakeAsk{ask: a, done: make(chan struct{})}
-	f.emitLocked(a.ID, store.EventCreated, nil, nil)
-	if in.IdempotencyKey != "" {
-		f.byKey[in.IdempotencyKey] = a.ID
-	}
-	return a, true, nil
+	return f.fake.CreateIdempotent(ctx, in)
 }
 
-func (f *fakeSvc) lookup(id string) (*fakeAsk, error) {
-	if f.createErr != nil {
-		return nil, f.createErr
-	}
-	fa, ok := f.asks[id]
-	if !ok {
-		return nil, interaction.Errorf(interaction.NotFound, "no ask %s", id)
-	}
-	return fa, nil
-}
-
-func (f *fakeSvc) Get(_ context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	hook := f.getHook
-	f.mu.Unlock()
-	if hook != nil {
-		hook(id)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, err := f.lookup(id)
-	if err != nil {
-		return interaction.Ask{}, err
-	}
-	return fa.ask, nil
+func (f *fakeSvc) Get(ctx context.Context, id string) (interaction.Ask, error) {
+	return f.fake.Get(ctx, id)
 }
 
 func (f *fakeSvc) Wait(ctx context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	fa, err := f.lookup(id)
-	f.mu.Unlock()
-	if err != nil {
-		return interaction.Ask{}, err
+	a, err := f.fake.Wait(ctx, id)
+	if interaction.ErrorCode(err) != interaction.NotFound {
+		f.waitDone <- id
 	}
-	defer func() { f.waitDone <- id }()
-	f.waiting <- id
-	select {
-	case <-fa.done: // the ask as it ended, as the bot's Wait returns it
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return fa.ask, nil
-	case <-ctx.Done():
-		return f.Get(context.Background(), id)
-	}
+	return a, err
 }
 
-func (f *fakeSvc) Withdraw(_ context.Context, id string) (interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fa, err := f.lookup(id)
-	if err != nil {
-		return interaction.Ask{}, err
-	}
-	f.withdrawn++
-	if !fa.ask.Status.Ended() {
-		f.endLocked(fa, interaction.StatusAborted)
-	}
-	return fa.ask, nil
+func (f *fakeSvc) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
+	return f.fake.Withdraw(ctx, id)
 }
 
-func (f *fakeSvc) List(_ context.Context, lf interaction.ListFilter) ([]interaction.Ask, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.createErr != nil {
-		return nil, f.createErr
-	}
-	f.filter = lf
-	var out []interaction.Ask
-	for i := f.n; i >= 1; i-- {
-		a := f.asks[fmt.Sprintf("ask-%d", i)].ask
-		if lf.Status == "" || a.Status == lf.Status {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+func (f *fakeSvc) List(ctx context.Context, lf interaction.ListFilter) ([]interaction.Ask, error) {
+	return f.fake.List(ctx, lf)
 }
 
-// end finishes the ask with status (answered gets an answer).
+// Events implements EventLog.
+func (f *fakeSvc) Events(ctx context.Context, id string) ([]store.Event, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	return f.fake.Events(ctx, id)
+}
+
+// Feed implements EventLog.
+func (f *fakeSvc) Feed(ctx context.Context, after int64, limit int) ([]store.Event, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	return f.fake.Feed(ctx, after, limit)
+}
+
+// end finishes the ask with status (answered gets the first option, by U1).
 func (f *fakeSvc) end(id string, st interaction.Status) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.endLocked(f.asks[id], st)
-}
-
-func (f *fakeSvc) endLocked(fa *fakeAsk, st interaction.Status) {
-	now := time.Date(2024, 1, 2, 3, 5, 0, 0, time.UTC)
-	fa.ask.Status, fa.ask.EndedAt = st, &now
-	switch st {
-	case interaction.StatusAnswered:
-		fa.ask.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}}
-		fa.ask.AnsweredBy = &interaction.User{ID: "U1"}
-	case interaction.StatusAborted:
-		fa.ask.Error = interaction.Errorf(interaction.AskAborted, "withdrawn")
+	var by *interaction.User
+	if st == interaction.StatusAnswered {
+		by = &interaction.User{ID: "U1"}
 	}
-	f.emitLocked(fa.ask.ID, store.EventEnded, fa.ask.AnsweredBy, map[string]any{"status": st, "by": fa.ask.AnsweredBy})
-	close(fa.done)
-	for _, fn := range f.notify[fa.ask.ID] { // with the lock held, as Notify allows
-		fn(fa.ask)
-	}
-	delete(f.notify, fa.ask.ID)
+	f.fake.End(id, st, nil, by)
 }
 
 func (f *fakeSvc) status(id string) interaction.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.asks[id].ask.Status
+	a, _ := f.fake.Ask(id)
+	return a.Status
 }
 
-func (f *fakeSvc) withdrawCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.withdrawn
-}
+func (f *fakeSvc) withdrawCount() int { return len(f.fake.Withdrawals()) }
+
+// notifications returns how many Notify callbacks are registered.
+func (f *fakeSvc) notifications() int { return f.fake.Notifications() }
 
 // idemSvc adds IdempotentCreator to fakeSvc.
 type idemSvc struct{ *fakeSvc }
@@ -284,13 +203,13 @@ func TestCreate(t *testing.T) {
 	if a.ID != "ask-1" || a.Status != interaction.StatusPending || a.Channel != "C1" || a.Agent.Name != "CI" {
 		t.Fatalf("ask = %+v", a)
 	}
-	in := f.inputs[0]
+	in := f.fake.Inputs()[0]
 	if in.User != "U2" || in.ThreadTS != "1.2" || in.Mention[0] != "U3" || in.Responders[0] != "S4" ||
 		time.Duration(in.Timeout) != 90*time.Second || time.Duration(in.RemindAfter) != time.Minute || in.IdempotencyKey != "k1" {
 		t.Fatalf("input = %+v", in)
 	}
 	// The create must not be cut short by the client hanging up.
-	if f.createCtx.Done() != nil {
+	if f.fake.CreateContext().Done() != nil {
 		t.Fatal("Create got a cancellable context")
 	}
 }
@@ -309,15 +228,15 @@ func TestCreateUnknownFields(t *testing.T) {
 	} {
 		wantError(t, do(h, "POST", "/v1/asks", body), 400, interaction.InvalidQuestion, msg)
 	}
-	if f.n != 0 {
-		t.Fatalf("%d asks created from bodies with unknown fields", f.n)
+	if f.fake.Len() != 0 {
+		t.Fatalf("%d asks created from bodies with unknown fields", f.fake.Len())
 	}
 	// Keys match exactly, though encoding/json would match them whatever
 	// their case: the README promises strict bodies.
 	wantError(t, do(h, "POST", "/v1/asks", `{"questions":[{"ID":"q1","question":"?"}]}`), 400, interaction.InvalidQuestion,
 		`questions[0].ID: unknown field (did you mean "id"?)`)
-	if f.n != 0 {
-		t.Fatalf("%d asks created from a body with a key in the wrong case", f.n)
+	if f.fake.Len() != 0 {
+		t.Fatalf("%d asks created from a body with a key in the wrong case", f.fake.Len())
 	}
 }
 
@@ -385,7 +304,7 @@ func TestCreateWait(t *testing.T) {
 			wantError(t, do(New(f, Options{}), "POST", "/v1/asks?wait="+w, askBody), 400, interaction.InvalidRequest, msg)
 			wantError(t, do(New(f, Options{}), "GET", "/v1/asks/x?wait="+w, ""), 400, interaction.InvalidRequest, msg)
 		}
-		if len(f.inputs) != 0 {
+		if len(f.fake.Inputs()) != 0 {
 			t.Fatal("a bad wait still created an ask")
 		}
 	})
@@ -508,8 +427,8 @@ func TestList(t *testing.T) {
 		t.Fatalf("asks = %+v", got.Asks)
 	}
 	want := interaction.ListFilter{Status: interaction.StatusPending, Limit: 5, Before: time.Date(2024, 2, 3, 4, 5, 6, 0, time.UTC)}
-	if !f.filter.Before.Equal(want.Before) || f.filter.Status != want.Status || f.filter.Limit != want.Limit {
-		t.Fatalf("filter = %+v", f.filter)
+	if lf := f.fake.Filter(); !lf.Before.Equal(want.Before) || lf.Status != want.Status || lf.Limit != want.Limit {
+		t.Fatalf("filter = %+v", lf)
 	}
 
 	for _, q := range []string{"status=done", "limit=0", "limit=-1", "limit=x", "limit=1001", "before=yesterday", "before=2024-01-02"} {
@@ -526,7 +445,7 @@ func TestIdempotency(t *testing.T) {
 		f := newFake()
 		h := New(f, Options{})
 		a1, a2 := do(h, "POST", "/v1/asks", body), do(h, "POST", "/v1/asks", body)
-		if a1.Code != 201 || a2.Code != 201 || decodeAsk(t, a1).ID != decodeAsk(t, a2).ID || f.n != 1 {
+		if a1.Code != 201 || a2.Code != 201 || decodeAsk(t, a1).ID != decodeAsk(t, a2).ID || f.fake.Len() != 1 {
 			t.Fatalf("%d %s / %d %s", a1.Code, a1.Body, a2.Code, a2.Body)
 		}
 	})
@@ -534,10 +453,10 @@ func TestIdempotency(t *testing.T) {
 		f := newFake()
 		h := New(idemSvc{f}, Options{})
 		a1, a2 := do(h, "POST", "/v1/asks", body), do(h, "POST", "/v1/asks", body)
-		if a1.Code != 201 || a2.Code != 200 || decodeAsk(t, a1).ID != decodeAsk(t, a2).ID || f.n != 1 {
+		if a1.Code != 201 || a2.Code != 200 || decodeAsk(t, a1).ID != decodeAsk(t, a2).ID || f.fake.Len() != 1 {
 			t.Fatalf("%d %s / %d %s", a1.Code, a1.Body, a2.Code, a2.Body)
 		}
-		if f.createCtx.Done() != nil {
+		if f.fake.CreateContext().Done() != nil {
 			t.Fatal("CreateIdempotent got a cancellable context")
 		}
 	})
@@ -701,7 +620,7 @@ func TestAuth(t *testing.T) {
 			}
 		})
 	}
-	if n := f.n; n != 2 {
+	if n := f.fake.Len(); n != 2 {
 		t.Fatalf("%d asks created, want 2 (only with the right token)", n)
 	}
 	for _, p := range []string{"/healthz", "/readyz"} {

@@ -26,37 +26,7 @@ import (
 type notifySvc struct{ *fakeSvc }
 
 func (s notifySvc) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
-	f := s.fakeSvc
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.notify == nil {
-		f.notify = map[string]map[int]func(interaction.Ask){}
-	}
-	if f.notify[id] == nil {
-		f.notify[id] = map[int]func(interaction.Ask){}
-	}
-	f.nextFn++
-	k := f.nextFn
-	f.notify[id][k] = fn
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		delete(f.notify[id], k)
-		if len(f.notify[id]) == 0 {
-			delete(f.notify, id)
-		}
-	}
-}
-
-// notifications returns how many Notify callbacks are registered.
-func (f *fakeSvc) notifications() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, m := range f.notify {
-		n += len(m)
-	}
-	return n
+	return s.fake.Notify(id, fn)
 }
 
 // idemNotifySvc is a Notifier and an IdempotentCreator.
@@ -773,9 +743,7 @@ func TestParkedSlowReaderDoesNotBlockTheEnd(t *testing.T) {
 	api := New(notifySvc{f}, Options{Logger: zerolog.Nop()})
 	createOne(f, api)
 	big := strings.Repeat("x", 4<<20)
-	f.mu.Lock()
-	f.asks["ask-1"].ask.Questions[0].Detail = big
-	f.mu.Unlock()
+	f.fake.Change("ask-1", func(a *interaction.Ask) { a.Questions[0].Detail = big })
 	ts := serveAPIOn(t, api, smallSendBuffers{mustListen(t)})
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
