@@ -51,11 +51,7 @@ func BenchmarkPostgresCost(b *testing.B) {
 		size = pgCostSize{creates: 60, creators: 8, clickers: 4, clicksEach: 10, rates: []int{50, 100}, rateFor: time.Second}
 	}
 	var rows []pgCostRow
-	for _, c := range []struct {
-		name     string
-		postgres bool
-		n        int
-	}{{"sqlite-1", false, 1}, {"postgres-1", true, 1}, {"postgres-3", true, 3}} {
+	for _, c := range replicaBenchConfigs {
 		b.Run(c.name, func(b *testing.B) {
 			var row pgCostRow
 			for range b.N {

@@ -44,11 +44,7 @@ func BenchmarkReplicas(b *testing.B) {
 		size = replicaBenchSmall
 	}
 	var rows []replicaBenchRow
-	for _, c := range []struct {
-		name     string
-		postgres bool
-		n        int
-	}{{"sqlite-1", false, 1}, {"postgres-1", true, 1}, {"postgres-3", true, 3}} {
+	for _, c := range replicaBenchConfigs {
 		b.Run(c.name, func(b *testing.B) {
 			var row replicaBenchRow
 			for range b.N {
@@ -66,6 +62,14 @@ func BenchmarkReplicas(b *testing.B) {
 	// The table goes to stdout: a parent benchmark's log is not printed.
 	fmt.Print("\n" + replicaBenchTable(rows, size) + "\n")
 }
+
+// replicaBenchConfigs are the configurations the replica benchmarks
+// compare: one process on SQLite, one and three replicas on PostgreSQL.
+var replicaBenchConfigs = []struct {
+	name     string
+	postgres bool
+	n        int
+}{{"sqlite-1", false, 1}, {"postgres-1", true, 1}, {"postgres-3", true, 3}}
 
 // replicaBenchSize sets how much each phase does.
 type replicaBenchSize struct {
