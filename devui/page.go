@@ -66,6 +66,7 @@ type message struct {
 	LastReply           string
 	ThreadHref          string
 	Open                bool // still has controls
+	Highlight           bool // the message a permalink (?msg=TS) points at
 }
 
 type thread struct {
@@ -91,6 +92,22 @@ func openCount(names Names, msgs []slackfake.Message) int {
 		}
 	}
 	return n
+}
+
+// highlight marks the message ts (a permalink's ?msg=), in the channel or
+// the open thread, and keeps it in the page's query so that the script's
+// refreshes keep it marked.
+func (p *page) highlight(ts string) {
+	for i := range p.Messages {
+		p.Messages[i].Highlight = p.Messages[i].TS == ts
+	}
+	if p.Thread != nil {
+		p.Thread.Parent.Highlight = p.Thread.Parent.TS == ts
+		for i := range p.Thread.Replies {
+			p.Thread.Replies[i].Highlight = p.Thread.Replies[i].TS == ts
+		}
+	}
+	p.Query += "&" + url.Values{"msg": {ts}}.Encode()
 }
 
 // build assembles the page for person as in channel c (thread: a parent ts

@@ -185,6 +185,9 @@ func hostAllowed(host string) bool {
 func (u *UI) servePage(w http.ResponseWriter, r *http.Request, name string) {
 	q := r.URL.Query()
 	p := u.build(q.Get("as"), q.Get("c"), q.Get("thread"))
+	if ts := q.Get("msg"); ts != "" {
+		p.highlight(ts)
+	}
 	if name == "page.html" && p.Channel.IsHome && r.Method == http.MethodGet {
 		// Loading the page on the Home tab is opening it, as in Slack: the
 		// app hears app_home_opened (the page's own navigation says so

@@ -152,6 +152,8 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 
 	fake, err := slackfake.New(slackfake.Config{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, TeamID: "T0DEV", AppID: "A0SLACKASK",
+		// A permalink opens this page at the message, highlighted.
+		PermalinkBase: browsable(devLn.Addr()),
 		SigningSecret: cfg.SlackSigningSecret,
 		Logf: func(format string, args ...any) {
 			log.Debug().Str("component", "emulator").Msg(fmt.Sprintf(format, args...))

@@ -668,6 +668,22 @@ func TestDevAddsPeopleAnAskNames(t *testing.T) {
 		if a.Status != interaction.StatusAnswered || len(a.Responses) != 2 || a.Responses[0].User.ID != "U01ALICE" {
 			t.Fatalf("ask %+v", a)
 		}
+		// The permalink opens the emulator's page at the message,
+		// highlighted (issue 29 item 11).
+		want := d.PageURL + "/?c=" + devChannel + "&msg=" + a.TS
+		if a.Permalink != want {
+			t.Fatalf("permalink %q, want %q", a.Permalink, want)
+		}
+		resp, err := d.http.Get(a.Permalink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		re := regexp.MustCompile(`<article class="msg[^"]* highlight"[^>]*data-ts="` + regexp.QuoteMeta(a.TS) + `"`)
+		if resp.StatusCode != 200 || !re.Match(page) || strings.Count(string(page), " highlight\"") != 1 {
+			t.Fatalf("the permalink's page does not highlight the message (%d):\n%.3000s", resp.StatusCode, page)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the team ask was never answered")
 	}

@@ -7,7 +7,8 @@
 (() => {
   const app = document.getElementById("app");
   const toasts = document.getElementById("toasts");
-  const state = { as: "", c: "", thread: "" };
+  const state = { as: "", c: "", thread: "", msg: "" };
+  let scrolledTo = ""; // the highlighted message (a permalink's) scrolled into view
   const drafts = new Map(); // "view|block|action" → text typed in a modal
   const dismissed = new Set(); // keys of dismissed ephemeral messages
   const seen = new Map(); // message key → updates count drawn
@@ -23,13 +24,24 @@
     state.as = p.get("as") || "";
     state.c = p.get("c") || "";
     state.thread = p.get("thread") || "";
+    state.msg = p.get("msg") || "";
   }
   function query() {
     const p = new URLSearchParams();
     p.set("as", state.as);
     p.set("c", state.c);
     if (state.thread) p.set("thread", state.thread);
+    if (state.msg) p.set("msg", state.msg);
     return p.toString();
+  }
+
+  // A permalink (?msg=TS) opens the page at its message, once.
+  function scrollToHighlight() {
+    const h = app.querySelector("article.msg.highlight");
+    if (h && scrolledTo !== state.msg) {
+      scrolledTo = state.msg;
+      h.scrollIntoView({ block: "center" });
+    }
   }
 
   // ---- drawing -------------------------------------------------------
@@ -51,6 +63,7 @@
         const r = await fetch("/app?" + query(), { cache: "no-store" });
         if (!r.ok) throw new Error("HTTP " + r.status);
         apply(await r.text());
+        scrollToHighlight();
       } while (again);
       document.body.classList.remove("offline");
     } catch (e) {
@@ -462,6 +475,7 @@
   // Start: take the server's idea of who and where, remember what it drew.
   readQuery(app.dataset.query);
   history.replaceState(null, "", "/?" + query());
+  scrollToHighlight();
   listen();
   refresh();
 })();

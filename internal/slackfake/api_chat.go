@@ -1,6 +1,7 @@
 package slackfake
 
 import (
+	"net/url"
 	"strings"
 )
 
@@ -156,6 +157,16 @@ func (s *Server) chatGetPermalink(r *apiRequest) reply {
 	link := "https://" + teamDomain + ".slack.com/archives/" + ch.ID + "/p" + strings.ReplaceAll(m.TS, ".", "")
 	if m.ThreadTS != "" {
 		link += "?thread_ts=" + m.ThreadTS + "&cid=" + ch.ID
+	}
+	if base := s.cfg.PermalinkBase; base != "" {
+		q := url.Values{"c": {ch.ID}, "msg": {m.TS}}
+		if m.ThreadTS != "" && m.ThreadTS != m.TS {
+			q.Set("thread", m.ThreadTS)
+		}
+		if ch.IsIM {
+			q.Set("as", ch.User)
+		}
+		link = strings.TrimRight(base, "/") + "/?" + q.Encode()
 	}
 	return okReply(map[string]any{"channel": ch.ID, "permalink": link})
 }

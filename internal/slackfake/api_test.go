@@ -211,3 +211,38 @@ func TestMalformedRequests(t *testing.T) {
 		})
 	}
 }
+
+// With PermalinkBase (slackask dev), chat.getPermalink links into the
+// emulator's page at the message: ?c=&msg=, with thread= for a reply and
+// as= for a DM.
+func TestPermalinkBase(t *testing.T) {
+	srv := newServer(t, Config{PermalinkBase: "http://127.0.0.1:8090/"})
+	srv.AddUser("U1", "alice")
+	srv.AddChannel("C1", "dev")
+	api := newAPI(t, srv)
+	_, ts, err := api.PostMessage("C1", slack.MsgOptionText("Question?", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reply, err := api.PostMessage("C1", slack.MsgOptionText("in thread", false), slack.MsgOptionTS(ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, _, _, err := api.OpenConversation(&slack.OpenConversationParameters{Users: []string{"U1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dts, err := api.PostMessage(dm.ID, slack.MsgOptionText("just you", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ channel, ts, want string }{
+		{"C1", ts, "http://127.0.0.1:8090/?c=C1&msg=" + ts},
+		{"C1", reply, "http://127.0.0.1:8090/?c=C1&msg=" + reply + "&thread=" + ts},
+		{dm.ID, dts, "http://127.0.0.1:8090/?as=U1&c=" + dm.ID + "&msg=" + dts},
+	} {
+		if link, err := api.GetPermalink(&slack.PermalinkParameters{Channel: tc.channel, Ts: tc.ts}); err != nil || link != tc.want {
+			t.Errorf("permalink %q %v, want %q", link, err, tc.want)
+		}
+	}
+}

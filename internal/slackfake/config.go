@@ -25,6 +25,11 @@ type Config struct {
 	TriggerTTL time.Duration
 	// PingInterval is the period of WebSocket ping frames (default 5s).
 	PingInterval time.Duration
+	// PermalinkBase, when set, is the page chat.getPermalink links into
+	// instead of a Slack URL: BASE/?c=CHANNEL&msg=TS (with &thread=PARENT
+	// for a reply and &as=USER for a DM), as slackask dev's emulator page
+	// reads it.
+	PermalinkBase string
 	// AckTimeout is Slack's 3 s: how long after a Deliver starts the
 	// envelope may go unacked (waiting for a connection included). Past it
 	// Deliver fails and a block_actions or view_submission payload is
