@@ -479,6 +479,22 @@ func TestDevBrowser(t *testing.T) {
 	}
 	waitJS("no open asks left", `document.querySelectorAll("article.msg.open").length === 0`)
 
+	// One tap with a reason: Hold asks "Why?" in a modal, whose note
+	// comes back with the answer.
+	held := d.ask(t, `{"questions":[{"id":"ship","question":"Ship it?","options":[{"label":"Ship","style":"primary","confirm":true},{"label":"Hold","note":"required"}]}]}`)
+	waitJS("the one-tap ask", `document.querySelectorAll("article.msg.open button.btn.primary[data-action$='.0.select.1']").length === 1`)
+	run("tap Hold", chromedp.Click(chromedp.CSS(`article.msg.open button[data-action$=".0.select.2"]`)), chromedp.WaitVisible(chromedp.CSS("form.modal textarea")))
+	shot("6b-why")
+	run("say why", chromedp.SendKeys(chromedp.CSS("form.modal textarea"), "tests are red"), chromedp.Click(chromedp.CSS(`form.modal button[type=submit]`)))
+	select {
+	case a := <-held:
+		if mustJSONNoEscape(t, a.Answer) != `{"answers":[{"id":"ship","selected":["Hold"],"note":"tests are red"}]}` {
+			t.Errorf("held ask: %s", mustJSONNoEscape(t, a.Answer))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held ask never returned")
+	}
+
 	// An ask in the thread of the first one: a reply count on the message,
 	// the ask itself in the thread pane.
 	resp, err := d.http.Post(d.APIURL+"/v1/asks", "application/json", strings.NewReader(
