@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
 )
 
 const selectKey = "SELECT id, name, hash, scope, created_at, revoked_at FROM api_keys "
@@ -28,7 +29,7 @@ func (s *Store) CreateKey(ctx context.Context, k store.APIKey) error {
 		return store.WrapErr(ctx, op, err)
 	}
 	_, err = s.pool.Exec(ctx, "INSERT INTO api_keys (id, name, hash, scope, created_at) VALUES ($1, $2, $3, $4, $5)",
-		k.ID, k.Name, k.Hash, scope, nanos(k.CreatedAt))
+		k.ID, k.Name, k.Hash, scope, sqlrow.Nanos(k.CreatedAt))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		err = store.ErrKeyExists
@@ -86,7 +87,7 @@ func (s *Store) RevokeKey(ctx context.Context, idOrName string, at time.Time) (s
 	if err := s.check(ctx); err != nil {
 		return store.APIKey{}, store.WrapErr(ctx, op, err)
 	}
-	if _, err := s.pool.Exec(ctx, "UPDATE api_keys SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL", nanos(at), idOrName); err != nil {
+	if _, err := s.pool.Exec(ctx, "UPDATE api_keys SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL", sqlrow.Nanos(at), idOrName); err != nil {
 		return store.APIKey{}, store.WrapErr(ctx, op, err)
 	}
 	k, err := scanKey(s.pool.QueryRow(ctx, selectKey+"WHERE id = $1 OR name = $1", idOrName))

@@ -47,7 +47,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -62,6 +61,7 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
 	"github.com/slackask/slackask/store/internal/watch"
 )
 
@@ -311,68 +311,16 @@ func (s *Store) check(ctx context.Context) error {
 
 const selectRecord = "SELECT id, version, wake_at, record FROM asks "
 
-// scanRecord reads one row of selectRecord. A row whose JSON does not decode
-// is an INTERNAL error, never a panic.
-func scanRecord(row pgx.Row) (store.Record, error) {
-	var (
-		id      string
-		version int64
-		wake    *int64
-		data    []byte
-	)
-	if err := row.Scan(&id, &version, &wake, &data); err != nil {
-		return store.Record{}, err
-	}
-	var r store.Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
-	}
-	if r.ID != id {
-		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
-	}
-	r.Version = version
-	r.WakeAt = time.Time{}
-	if wake != nil {
-		r.WakeAt = time.Unix(0, *wake)
-	}
-	return r, nil
-}
-
 func scanRecords(rows pgx.Rows) ([]store.Record, error) {
 	defer rows.Close()
-	var out []store.Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// nanos is t in unix nanoseconds, clamped to what an int64 holds (years
-// 1678–2262), so that the zero time sorts first.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.Before(minTime):
-		return math.MinInt64
-	case t.After(maxTime):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
+	return sqlrow.Records(rows)
 }
 
 func nullNanos(t *time.Time) *int64 {
 	if t == nil {
 		return nil
 	}
-	n := nanos(*t)
+	n := sqlrow.Nanos(*t)
 	return &n
 }
 
@@ -380,7 +328,7 @@ func nullZeroNanos(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
-	n := nanos(t)
+	n := sqlrow.Nanos(t)
 	return &n
 }
 
@@ -411,7 +359,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	q := insertAsk + " RETURNING 1) SELECT count(*) FROM ins"
-	args := []any{r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
+	args := []any{r.ID, string(r.Status), sqlrow.Nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner)}
 	if len(evs) > 0 {
 		// One statement: the events are inserted iff the ask is.
@@ -431,7 +379,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		if r.IdempotencyKey == "" {
 			return store.Record{}, false, store.WrapErr(ctx, op, store.ErrExists)
 		}
-		existing, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE idempotency_key = $1", r.IdempotencyKey))
+		existing, err := sqlrow.Record(s.pool.QueryRow(ctx, selectRecord+"WHERE idempotency_key = $1", r.IdempotencyKey))
 		switch {
 		case err == nil:
 			return existing, false, nil
@@ -491,7 +439,7 @@ func eventArgs(evs []store.Event) []any {
 	bys := make([]*string, len(evs))
 	datas := make([]*string, len(evs))
 	for i, e := range evs {
-		ats[i], kinds[i] = nanos(e.At), e.Kind
+		ats[i], kinds[i] = sqlrow.Nanos(e.At), e.Kind
 		if by, err := store.EncodeUser(e.By); err == nil && by != "" {
 			bys[i] = &by
 		}
@@ -509,7 +457,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
-	r, err := scanRecord(s.pool.QueryRow(ctx, selectRecord+"WHERE id = $1", id))
+	r, err := sqlrow.Record(s.pool.QueryRow(ctx, selectRecord+"WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -561,7 +509,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	_, err = br.Exec()
 	var cur store.Record
 	if err == nil {
-		cur, err = scanRecord(br.QueryRow())
+		cur, err = sqlrow.Record(br.QueryRow())
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -590,7 +538,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	write.Queue(`UPDATE asks SET
 		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
 		WHERE id = $9 AND version = $10`,
-		string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
+		string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
 		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
 	if len(evs) > 0 {
 		// The last statement before COMMIT: it holds the counter (see
@@ -681,7 +629,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 		where = append(where, fmt.Sprintf("status = $%d", len(args)))
 	}
 	if !f.Before.IsZero() {
-		args = append(args, nanos(f.Before))
+		args = append(args, sqlrow.Nanos(f.Before))
 		where = append(where, fmt.Sprintf("created_at < $%d", len(args)))
 	}
 	if f.Unsynced {
@@ -755,7 +703,7 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, store.WrapErr(ctx, op, err)
 	}
-	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < $1", nanos(t))
+	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND ended_at IS NOT NULL AND ended_at < $1", sqlrow.Nanos(t))
 	if err != nil {
 		return 0, store.WrapErr(ctx, op, err)
 	}
@@ -819,7 +767,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 			ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
 		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
 		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at`,
-		nanos(now), limit, nanos(now.Add(lease)))
+		sqlrow.Nanos(now), limit, sqlrow.Nanos(now.Add(lease)))
 	br := conn.SendBatch(ctx, claim)
 	_, err = br.Exec()
 	if err == nil {

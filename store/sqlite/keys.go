@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
 )
 
 const selectKey = "SELECT id, name, hash, scope, created_at, revoked_at FROM api_keys "
@@ -152,7 +153,7 @@ func (t keyTable) create(ctx context.Context, k store.APIKey) error {
 			return err
 		}
 		_, err := q.ExecContext(ctx, "INSERT INTO api_keys (id, name, hash, scope, created_at) VALUES (?, ?, ?, ?, ?)",
-			k.ID, k.Name, k.Hash, scope, nanos(k.CreatedAt))
+			k.ID, k.Name, k.Hash, scope, sqlrow.Nanos(k.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -207,7 +208,7 @@ func (t keyTable) revoke(ctx context.Context, idOrName string, at time.Time) (st
 	}
 	var k store.APIKey
 	err := t.write(ctx, func(q querier) error {
-		if _, err := q.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL", nanos(at), idOrName, idOrName); err != nil {
+		if _, err := q.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL", sqlrow.Nanos(at), idOrName, idOrName); err != nil {
 			return err
 		}
 		var err error

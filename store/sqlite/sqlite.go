@@ -54,10 +54,8 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -71,6 +69,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
 	"github.com/slackask/slackask/store/internal/watch"
 )
 
@@ -412,64 +411,20 @@ func (s *Store) changed(id string, version int64, status interaction.Status, del
 	s.changes = append(s.changes, store.Change{ID: id, Version: version, Status: status, Deleted: deleted})
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-// scanRecord reads one row of selectRecord. A row whose JSON does not decode
-// is an INTERNAL error, never a panic.
-func scanRecord(sc scanner) (store.Record, error) {
-	var (
-		id      string
-		version int64
-		wake    sql.NullInt64
-		data    []byte
-	)
-	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
-		return store.Record{}, err
-	}
-	var r store.Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
-	}
-	if r.ID != id {
-		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
-	}
-	r.Version = version
-	r.WakeAt = time.Time{}
-	if wake.Valid {
-		r.WakeAt = time.Unix(0, wake.Int64)
-	}
-	return r, nil
-}
-
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// nanos is t in unix nanoseconds, clamped to what an int64 holds (years
-// 1678–2262), so that the zero time sorts first.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.Before(minTime):
-		return math.MinInt64
-	case t.After(maxTime):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
-}
+type scanner = sqlrow.Scanner
 
 func nullNanos(t *time.Time) any {
 	if t == nil {
 		return nil
 	}
-	return nanos(*t)
+	return sqlrow.Nanos(*t)
 }
 
 func nullZeroNanos(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return nanos(t)
+	return sqlrow.Nanos(t)
 }
 
 func nullString(s string) any {
@@ -508,7 +463,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	)
 	err = s.write(ctx, func() error {
 		if r.IdempotencyKey != "" {
-			rec, err := scanRecord(s.st.wByKey.QueryRowContext(ctx, r.IdempotencyKey))
+			rec, err := sqlrow.Record(s.st.wByKey.QueryRowContext(ctx, r.IdempotencyKey))
 			switch {
 			case err == nil:
 				existing, found = rec, true
@@ -525,7 +480,7 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 			return err
 		}
 		_, err := s.st.wInsert.ExecContext(ctx,
-			r.ID, string(r.Status), nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
+			r.ID, string(r.Status), sqlrow.Nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 			boolInt(r.Synced), nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner))
 		if err == nil {
 			err = s.writeEvents(ctx, evs)
@@ -551,7 +506,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
-	r, err := scanRecord(s.st.rByID.QueryRowContext(ctx, id))
+	r, err := sqlrow.Record(s.st.rByID.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -669,7 +624,7 @@ func (s *Store) writeRecord(ctx context.Context, cur, next store.Record) error {
 		res, err = s.st.wUpdateRecord.ExecContext(ctx, next.Version, data, cur.ID, cur.Version)
 	} else {
 		res, err = s.st.wUpdate.ExecContext(ctx,
-			string(next.Status), nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
+			string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), boolInt(next.Synced),
 			nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, cur.ID, cur.Version)
 	}
 	if err != nil {
@@ -696,7 +651,7 @@ func (s *Store) writeEvents(ctx context.Context, evs []store.Event) error {
 		if len(e.Data) > 0 {
 			data = string(e.Data)
 		}
-		if _, err := s.st.wEvent.ExecContext(ctx, e.AskID, nanos(e.At), e.Kind, nullString(by), data); err != nil {
+		if _, err := s.st.wEvent.ExecContext(ctx, e.AskID, sqlrow.Nanos(e.At), e.Kind, nullString(by), data); err != nil {
 			return err
 		}
 	}
@@ -750,7 +705,7 @@ func (s *Store) current(ctx context.Context, id string) (store.Record, error) {
 			return r, nil
 		}
 	}
-	r, err := scanRecord(s.st.wByID.QueryRowContext(ctx, id))
+	r, err := sqlrow.Record(s.st.wByID.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, store.ErrNotFound
 	}
@@ -760,7 +715,7 @@ func (s *Store) current(ctx context.Context, id string) (store.Record, error) {
 // sameIndexedColumns reports whether a and b agree on every column besides
 // the record that an index or a query reads.
 func sameIndexedColumns(a, b store.Record) bool {
-	return a.Status == b.Status && nanos(a.CreatedAt) == nanos(b.CreatedAt) &&
+	return a.Status == b.Status && sqlrow.Nanos(a.CreatedAt) == sqlrow.Nanos(b.CreatedAt) &&
 		nullNanos(a.EndedAt) == nullNanos(b.EndedAt) && a.Synced == b.Synced &&
 		nullZeroNanos(a.RemindAt) == nullZeroNanos(b.RemindAt) && nullZeroNanos(a.WakeAt) == nullZeroNanos(b.WakeAt)
 }
@@ -808,7 +763,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 		where, args = append(where, "status = ?"), append(args, string(f.Status))
 	}
 	if !f.Before.IsZero() {
-		where, args = append(where, "created_at < ?"), append(args, nanos(f.Before))
+		where, args = append(where, "created_at < ?"), append(args, sqlrow.Nanos(f.Before))
 	}
 	if f.Unsynced {
 		where = append(where, "synced = 0 AND status <> 'pending'")
@@ -888,15 +843,7 @@ func scanIDs(rows *sql.Rows) ([]string, error) {
 
 func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 	defer rows.Close()
-	var out []store.Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return sqlrow.Records(rows)
 }
 
 // Prune implements store.Store.
@@ -908,10 +855,10 @@ func (s *Store) Prune(ctx context.Context, t time.Time) (int, error) {
 	n := 0
 	err := s.write(ctx, func() error {
 		n = 0
-		if _, err := s.st.wPruneEvents.ExecContext(ctx, nanos(t)); err != nil {
+		if _, err := s.st.wPruneEvents.ExecContext(ctx, sqlrow.Nanos(t)); err != nil {
 			return err
 		}
-		rows, err := s.st.wPrune.QueryContext(ctx, nanos(t))
+		rows, err := s.st.wPrune.QueryContext(ctx, sqlrow.Nanos(t))
 		if err != nil {
 			return err
 		}
@@ -974,10 +921,10 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	if limit <= 0 {
 		return nil, nil
 	}
-	wake := time.Unix(0, nanos(now.Add(lease)))
+	wake := time.Unix(0, sqlrow.Nanos(now.Add(lease)))
 	var out []store.Record
 	err := s.write(ctx, func() error {
-		rows, err := s.st.wDue.QueryContext(ctx, nanos(now), limit)
+		rows, err := s.st.wDue.QueryContext(ctx, sqlrow.Nanos(now), limit)
 		if err != nil {
 			return err
 		}
@@ -985,7 +932,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 			return err
 		}
 		for i := range out {
-			if _, err := s.st.wClaim.ExecContext(ctx, nanos(wake), out[i].ID); err != nil {
+			if _, err := s.st.wClaim.ExecContext(ctx, sqlrow.Nanos(wake), out[i].ID); err != nil {
 				return err
 			}
 			out[i].WakeAt = wake
@@ -1026,10 +973,10 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
-		case cur != holder && nanos(now) < expires:
+		case cur != holder && sqlrow.Nanos(now) < expires:
 			return nil
 		}
-		if _, err := s.st.wLeaseSet.ExecContext(ctx, name, holder, nanos(now.Add(ttl))); err != nil {
+		if _, err := s.st.wLeaseSet.ExecContext(ctx, name, holder, sqlrow.Nanos(now.Add(ttl))); err != nil {
 			return err
 		}
 		held = true

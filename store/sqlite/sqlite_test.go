@@ -19,6 +19,7 @@ import (
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
 	"github.com/slackask/slackask/store/storetest"
 )
 
@@ -478,7 +479,7 @@ func TestUpdateKeepsQueriedColumns(t *testing.T) {
 			}
 			return sql.NullInt64{Int64: v.(int64), Valid: true}
 		}
-		return fmt.Sprint(string(r.Status), n(nanos(r.CreatedAt)), n(nullNanos(r.EndedAt)), boolInt(r.Synced), n(nullZeroNanos(r.RemindAt)), n(nullZeroNanos(r.WakeAt)))
+		return fmt.Sprint(string(r.Status), n(sqlrow.Nanos(r.CreatedAt)), n(nullNanos(r.EndedAt)), boolInt(r.Synced), n(nullZeroNanos(r.RemindAt)), n(nullZeroNanos(r.WakeAt)))
 	}
 	ended := base.Add(time.Hour)
 	for _, tc := range []struct {

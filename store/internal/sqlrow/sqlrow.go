@@ -1,0 +1,82 @@
+// Package sqlrow decodes the asks table's rows for the SQL stores
+// (store/sqlite, store/postgres): the part of their reads that is not
+// dialect. Both drivers' rows (database/sql, pgx) satisfy its interfaces.
+package sqlrow
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/slackask/slackask/store"
+)
+
+// Scanner is one row.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set; its caller closes it.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// Record decodes a row of (id, version, wake_at, data): the record's JSON
+// with the columns the store keeps beside it. A row whose JSON does not
+// decode, or names another id, is an Internal error (a corrupt record).
+func Record(sc Scanner) (store.Record, error) {
+	var (
+		id      string
+		version int64
+		wake    *int64
+		data    []byte
+	)
+	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
+		return store.Record{}, err
+	}
+	var r store.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
+	}
+	if r.ID != id {
+		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+	}
+	r.Version = version
+	r.WakeAt = time.Time{}
+	if wake != nil {
+		r.WakeAt = time.Unix(0, *wake)
+	}
+	return r, nil
+}
+
+// Records decodes every row of rs (see Record).
+func Records(rs Rows) ([]store.Record, error) {
+	var out []store.Record
+	for rs.Next() {
+		r, err := Record(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// Nanos is t in unix nanoseconds, clamped to what an int64 holds (years
+// 1678 to 2262), as the stores keep times.
+func Nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
