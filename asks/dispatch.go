@@ -257,10 +257,11 @@ func (c *dispatcher) run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			c.s.log.Error().Err(err).Msg("claim due asks")
 		}
-		for _, rec := range recs {
+		for k, rec := range recs {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
+				c.release(recs[k:])
 				return
 			}
 			wg.Go(func() {
@@ -282,6 +283,18 @@ func (c *dispatcher) run(ctx context.Context) {
 		case <-c.kick:
 		case <-c.s.clock.After(max(wait, 0)):
 		}
+	}
+}
+
+// release gives back the claims of records this process will not handle
+// (it is stopping): their WakeAt is set to when they are due, so that a
+// successor or another replica takes them at once rather than when the
+// claim's lease runs out (a process killed outright leaves them to it).
+func (c *dispatcher) release(recs []Record) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, rec := range recs {
+		c.s.rewake(ctx, rec.ID)
 	}
 }
 

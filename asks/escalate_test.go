@@ -21,7 +21,8 @@ type noticeSurface struct {
 	*surface
 	nmu     sync.Mutex
 	notices []Notice
-	fail    int // the next fail notices fail
+	byAsk   []string // the ask of each notice, in order
+	fail    int      // the next fail notices fail
 }
 
 func (f *noticeSurface) Notice(_ context.Context, rec Record, n Notice) error {
@@ -32,6 +33,7 @@ func (f *noticeSurface) Notice(_ context.Context, rec Record, n Notice) error {
 		return errors.New("slack is down")
 	}
 	f.notices = append(f.notices, n)
+	f.byAsk = append(f.byAsk, rec.ID+"/"+n.Key)
 	return nil
 }
 
