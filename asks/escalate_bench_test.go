@@ -163,6 +163,8 @@ func benchSteps(b *testing.B, st store.Store, n int, base time.Duration) {
 	b.ReportMetric(created.Seconds(), "create-s")
 	b.ReportMetric(float64(over), "over-1s")
 	b.ReportMetric(float64(overAtRestart), "over-1s-at-restart")
+	b.Logf("%d asks: %d steps fired, %d noticed twice; late p50 %.0f ms, p99 %.0f ms, max %.0f ms; %d over 1 s (%d at the restart); created in %.1f s",
+		n, fired, dups, q(0.5), q(0.99), q(1), over, overAtRestart, created.Seconds())
 	if fired != n || dups != 0 {
 		b.Errorf("%d of %d steps fired, %d noticed twice", fired, n, dups)
 	}
