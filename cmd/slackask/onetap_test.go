@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
@@ -78,9 +79,16 @@ func TestTeamTapApproval(t *testing.T) {
 	h.tap(ask, alice, "Yes")
 	h.waitEphemeral(alice, "Your answer is in: 1 of 2")
 	h.tap(ask, alice, "Hold") // a change of mind replaces her response
-	if got := h.get(ask.ID); got.Status != interaction.StatusPending || len(got.Responses) != 1 ||
-		mustJSON(t, got.Responses[0].Answer) != `{"answers":[{"id":"deploy","selected":["Hold"]}]}` {
-		t.Fatalf("after alice's second tap: %s %+v", got.Status, got.Responses)
+	// A tap is acked once journaled and stored right after: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := h.get(ask.ID)
+		if got.Status == interaction.StatusPending && len(got.Responses) == 1 &&
+			mustJSON(t, got.Responses[0].Answer) == `{"answers":[{"id":"deploy","selected":["Hold"]}]}` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after alice's second tap: %s %+v", got.Status, got.Responses)
+		}
 	}
 	h.tap(ask, bob, "Hold")
 	got := h.waitAsk(ask.ID)
