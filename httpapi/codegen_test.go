@@ -127,6 +127,13 @@ func TestOpenAPILintRules(t *testing.T) {
 	if doc.Info.License == nil || doc.Info.License.Name == "" {
 		t.Error("info.license: missing")
 	}
+	var mcp struct {
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(doc.Paths["/mcp"]["description"], &mcp.Description); err != nil ||
+		!strings.Contains(mcp.Description, "ask_user_question") || !strings.Contains(mcp.Description, "get_answer") {
+		t.Errorf("/mcp's description names not both tools: %q", mcp.Description)
+	}
 	type operation struct {
 		Summary   string                                           `json:"summary"`
 		Responses map[string]json.RawMessage                       `json:"responses"`
