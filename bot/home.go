@@ -40,6 +40,12 @@ type homeBoard struct {
 	viewers map[string]time.Time // user → when they last opened their Home
 	dirty   map[string]bool
 	order   []string            // dirty users, first marked first
+	// seq counts the marks; marked holds, per dirty user, the seq of
+	// their latest mark. A round draws from the store as it was at its
+	// start (seq then): a user marked since is drawn again, by a later
+	// round, rather than cleared with the older view.
+	seq    int64
+	marked map[string]int64
 	last    map[string][32]byte // user → hash of the view last published
 	tokens  float64
 	at      time.Time // of the last refill
@@ -49,7 +55,7 @@ type homeBoard struct {
 }
 
 func newHomeBoard(b *Bot) *homeBoard {
-	return &homeBoard{b: b, viewers: map[string]time.Time{}, dirty: map[string]bool{}, last: map[string][32]byte{},
+	return &homeBoard{b: b, viewers: map[string]time.Time{}, dirty: map[string]bool{}, marked: map[string]int64{}, last: map[string][32]byte{},
 		tokens: homeBurst, kick: make(chan struct{}, 1)}
 }
 
@@ -81,6 +87,8 @@ func (h *homeBoard) changed() {
 }
 
 func (h *homeBoard) markLocked(user string) {
+	h.seq++
+	h.marked[user] = h.seq
 	if !h.dirty[user] {
 		h.dirty[user] = true
 		h.order = append(h.order, user)
@@ -129,7 +137,7 @@ func (h *homeBoard) run(ctx context.Context) {
 // one read of the store, and returns how long to wait before the next.
 func (h *homeBoard) round(ctx context.Context) time.Duration {
 	h.mu.Lock()
-	n := len(h.order)
+	n, snap := len(h.order), h.seq
 	h.mu.Unlock()
 	if n == 0 {
 		return homeRound
@@ -146,13 +154,17 @@ func (h *homeBoard) round(ctx context.Context) time.Duration {
 			return homeRound
 		}
 		user := h.order[0]
+		if h.marked[user] > snap {
+			h.mu.Unlock()
+			return 0 // changed since this round read the store: read it again
+		}
 		h.mu.Unlock()
 		view := h.b.homeView(ctx, user, pending, recent)
 		raw, _ := json.Marshal(view)
 		sum := sha256.Sum256(raw)
 		h.mu.Lock()
 		if h.last[user] == sum {
-			h.doneLocked(user) // nothing new for them: no call
+			h.doneLocked(user, snap) // nothing new for them: no call
 			h.mu.Unlock()
 			continue
 		}
@@ -170,7 +182,7 @@ func (h *homeBoard) round(ctx context.Context) time.Duration {
 		if err != nil {
 			// Left due, at the back: one person's failure does not stop
 			// the others' Homes.
-			h.doneLocked(user)
+			h.doneLocked(user, h.seq)
 			h.markLocked(user)
 			h.mu.Unlock()
 			if ctx.Err() == nil {
@@ -179,13 +191,19 @@ func (h *homeBoard) round(ctx context.Context) time.Duration {
 			return time.Second
 		}
 		h.last[user] = sum
-		h.doneLocked(user)
+		h.doneLocked(user, snap)
 		h.mu.Unlock()
 	}
 	return homeRound
 }
 
-func (h *homeBoard) doneLocked(user string) {
+// doneLocked clears user's mark when it is no later than snap (the view
+// drawn saw it); a later mark keeps them due.
+func (h *homeBoard) doneLocked(user string, snap int64) {
+	if h.marked[user] > snap {
+		return
+	}
+	delete(h.marked, user)
 	delete(h.dirty, user)
 	for i, u := range h.order {
 		if u == user {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
@@ -126,4 +127,24 @@ func (r *rig) sentinelHome(b *running, user string, a interaction.Ask) {
 		r.t.Fatal(err)
 	}
 	r.waitFor("the sentinel leaves the Home", r.homeHas(user, nil, a.ID))
+}
+
+// A change that comes while a round draws a Home from an older read of
+// the store keeps that person due: the round's view does not clear it.
+func TestHomeMarkDuringARoundIsKept(t *testing.T) {
+	h := newHomeBoard(&Bot{cfg: Config{Clock: clock.Real{}}})
+	h.opened(alice)
+	h.mu.Lock()
+	snap := h.seq // the round reads the store here
+	h.mu.Unlock()
+	h.changed() // an ask changes meanwhile
+	h.mu.Lock()
+	h.doneLocked(alice, snap) // the round published what it read
+	due := h.dirty[alice]
+	h.doneLocked(alice, h.seq) // a later round saw the change
+	again := h.dirty[alice]
+	h.mu.Unlock()
+	if !due || again {
+		t.Fatalf("due after the older view: %v (want true); after the newer: %v (want false)", due, again)
+	}
 }
