@@ -39,17 +39,17 @@ type homeBoard struct {
 	mu      sync.Mutex
 	viewers map[string]time.Time // user → when they last opened their Home
 	dirty   map[string]bool
-	order   []string            // dirty users, first marked first
+	order   []string // dirty users, first marked first
 	// seq counts the marks; marked holds, per dirty user, the seq of
 	// their latest mark. A round draws from the store as it was at its
 	// start (seq then): a user marked since is drawn again, by a later
 	// round, rather than cleared with the older view.
 	seq    int64
 	marked map[string]int64
-	last    map[string][32]byte // user → hash of the view last published
-	tokens  float64
-	at      time.Time // of the last refill
-	kick    chan struct{}
+	last   map[string][32]byte // user → hash of the view last published
+	tokens float64
+	at     time.Time // of the last refill
+	kick   chan struct{}
 	// published counts views.publish calls made (for tests and figures).
 	published int
 }
