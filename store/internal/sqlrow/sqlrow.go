@@ -30,7 +30,7 @@ func Record(sc Scanner) (store.Record, error) {
 	var (
 		id      string
 		version int64
-		wake    *int64
+		wake    any // int64 or nil: the cheapest scan in both drivers
 		data    []byte
 	)
 	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
@@ -45,8 +45,8 @@ func Record(sc Scanner) (store.Record, error) {
 	}
 	r.Version = version
 	r.WakeAt = time.Time{}
-	if wake != nil {
-		r.WakeAt = time.Unix(0, *wake)
+	if w, ok := wake.(int64); ok {
+		r.WakeAt = time.Unix(0, w)
 	}
 	return r, nil
 }

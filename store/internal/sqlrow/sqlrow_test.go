@@ -19,7 +19,11 @@ type row struct {
 func (r row) Scan(dest ...any) error {
 	*dest[0].(*string) = r.id
 	*dest[1].(*int64) = r.version
-	*dest[2].(**int64) = r.wake
+	if r.wake != nil {
+		*dest[2].(*any) = *r.wake
+	} else {
+		*dest[2].(*any) = nil
+	}
 	*dest[3].(*[]byte) = []byte(r.data)
 	return nil
 }
