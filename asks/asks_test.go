@@ -721,3 +721,58 @@ func mustAnswer(rec Record) string {
 	}
 	return fmt.Sprint(parts[0], " ", parts[1])
 }
+
+// staleList is a store whose Pending returns what it read before another
+// replica ended the ask named end (and brought its message in step): the
+// list recovery gets is older than the store by the time it renders it.
+type staleList struct {
+	store.Store
+	end string
+}
+
+func (s staleList) Pending(ctx context.Context) ([]store.Record, error) {
+	recs, err := s.Store.Pending(ctx)
+	if err == nil {
+		_, _ = s.Store.Update(ctx, s.end, func(r *store.Record) error {
+			now := time.Now()
+			r.Status, r.EndedAt, r.Rev, r.Synced = interaction.StatusCancelled, &now, r.Rev+1, true
+			return nil
+		})
+	}
+	return recs, err
+}
+
+// Recovery renders an unsynced record as it stands when it gets to it,
+// not as its page listed it: another replica may have ended the ask (and
+// drawn it ended) in between, and the listed pending record would draw it
+// live again.
+func TestRecoveryRendersTheRecordAsItStands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		ctx := context.Background()
+		past := time.Now().Add(-time.Hour)
+		rec := Record{Ask: interaction.Ask{ID: "alisted", Status: interaction.StatusPending, Questions: twoQuestions().Questions,
+			Channel: chanID, TS: "1690000000.000001", CreatedAt: past}, Rev: 2, Synced: false, Progress: make([]interaction.Progress, 2)}
+		if _, _, err := st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		surf := newSurface()
+		svc, err := New(Config{Store: staleList{Store: st, end: "alisted"}, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close()
+		<-svc.recovered
+		synctest.Wait()
+		surf.mu.Lock()
+		defer surf.mu.Unlock()
+		for _, u := range surf.updates {
+			if u.ID == "alisted" && u.Status == interaction.StatusPending {
+				t.Fatalf("recovery drew the ask pending (rev %d) after another replica ended it", u.Rev)
+			}
+		}
+	})
+}
