@@ -124,6 +124,7 @@ func New(cfg Config) (*Service, error) {
 	s.AddDuty(s.callbackDuty())
 	s.AddDuty(s.eventsDuty())
 	s.AddDuty(s.escalateDuty())
+	s.AddDuty(s.remindSendDuty())
 	return s, nil
 }
 

@@ -24,8 +24,12 @@ type Notice struct {
 	// DM: the people also get the ask by direct message (a copy the
 	// lifecycle adds with the change; the notice may say so).
 	DM bool
-	// Step is the escalation step's index, or -1 for a hand-off.
+	// Step is the escalation step's index, or -1 for a hand-off or a
+	// reminder.
 	Step int
+	// Reminder, when above 0, makes the notice that reminder (its
+	// number): addressed to who still owes an answer.
+	Reminder int
 	// From and To name a hand-off.
 	From, To *interaction.User
 	Retry    bool

@@ -335,3 +335,38 @@ func TestEscalationAndHandoffAddCopies(t *testing.T) {
 		}
 	})
 }
+
+// On a surface that marks its replies, a reminder whose post fails (or
+// whose process died after counting it) is posted later, once, as a
+// retry (the surface looks for it first); the next reminders follow.
+func TestReminderPostedExactlyOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, ns := newNoticeRig(t)
+		ns.fail = 1
+		r.run()
+		ask := r.create(interaction.AskInput{Request: twoQuestions(), Responders: []string{alice},
+			RemindAfter: interaction.Duration(5 * time.Minute), RemindEvery: interaction.Duration(10 * time.Minute)})
+		time.Sleep(5*time.Minute + time.Second)
+		synctest.Wait()
+		if n := ns.count("remind-1"); n != 0 {
+			t.Fatalf("%d posts of a reminder whose post failed", n)
+		}
+		time.Sleep(time.Minute) // the claim (45 s) runs out: the duty posts it
+		synctest.Wait()
+		if got := ns.all(); len(got) != 1 || got[0].Key != "remind-1" || !got[0].Retry || got[0].Reminder != 1 {
+			t.Fatalf("notices %+v", got)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if ns.count("remind-1") != 1 || ns.count("remind-2") != 1 {
+			t.Fatalf("notices %+v", ns.all())
+		}
+		rec, _ := r.st.Get(context.Background(), ask.ID)
+		if rec.Reminders != 2 || rec.RemindSend != nil {
+			t.Fatalf("reminders %d, owed %+v", rec.Reminders, rec.RemindSend)
+		}
+		if n := r.surf.count(&r.surf.reminders, ask.ID); n != 0 {
+			t.Fatalf("%d reminders through Remind on a surface that marks its replies", n)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package asks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
@@ -21,16 +22,25 @@ func (s *Service) expire(ctx context.Context, id string) {
 }
 
 // remind posts the ask's reminder that is due. The reminder is counted
-// (and the next one scheduled, with RemindEvery, or none) before posting:
-// a crash in between loses a reminder rather than sending two.
+// (and the next one scheduled, with RemindEvery, or none) in one write.
+// On a surface that marks its replies (Noticer) that write also claims
+// the reminder's post (RemindSend), which is then posted and marked; a
+// process that dies in between leaves the claim to run out, and the
+// remindSend duty posts it then, after looking for it in the thread:
+// each reminder exactly once. Elsewhere a crash between the count and
+// the post loses that reminder rather than sending it twice.
 func (s *Service) remind(ctx context.Context, id string) {
 	now := s.now()
+	_, marks := s.surface.(Noticer)
 	rec, err := s.store.Update(ctx, id, func(r *Record) error {
 		if r.Status.Ended() || r.Reminded || r.TS == "" || r.RemindAt.After(now) {
 			return errNoChange
 		}
 		r.Reminders++
 		r.Emit(store.EventReminded, nil, remindedData{Reminder: r.Reminders})
+		if marks {
+			r.RemindSend = &StepSend{Sending: now.Add(postGrace), Attempts: 1}
+		}
 		every := time.Duration(r.RemindEvery)
 		if every <= 0 || r.Reminders >= interaction.MaxReminders {
 			r.Reminded = true
@@ -47,9 +57,73 @@ func (s *Service) remind(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
+	if marks {
+		if err := s.sendReminder(ctx, rec, false); err != nil {
+			s.log.Warn().Err(err).Str("ask", id).Msg("reminder failed; retried once its claim runs out")
+		}
+		return
+	}
 	if err := s.surface.Remind(ctx, rec); err != nil {
 		s.log.Warn().Err(err).Str("ask", id).Msg("reminder failed")
 	}
+}
+
+// dutyRemindSend names the retried post of a claimed reminder.
+const dutyRemindSend = "remind-send"
+
+// remindSendDuty posts a reminder whose claim ran out unsent (its
+// process died, or the post failed), on whichever replica claims the
+// record: looked for in the thread first, then posted, then marked.
+func (s *Service) remindSendDuty() Duty {
+	return Duty{
+		Name: dutyRemindSend,
+		When: func(r Record) time.Time {
+			if r.RemindSend == nil || r.RemindSend.Sent || r.Status.Ended() || r.TS == "" {
+				return time.Time{}
+			}
+			return r.RemindSend.Sending
+		},
+		Do: func(ctx context.Context, rec Record) error {
+			now := s.now()
+			rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
+				if r.RemindSend == nil || r.RemindSend.Sent || r.Status.Ended() || r.RemindSend.Sending.After(now) {
+					return errNoChange
+				}
+				rs := *r.RemindSend
+				rs.Attempts++
+				rs.Sending = now.Add(postGrace)
+				r.RemindSend = &rs
+				return nil
+			})
+			if errors.Is(err, errNoChange) || isNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("asks remind %s: %w", rec.ID, err)
+			}
+			return s.sendReminder(ctx, rec, true)
+		},
+	}
+}
+
+// sendReminder posts reminder number rec.Reminders (claimed in
+// rec.RemindSend) as a marked thread reply and marks it sent.
+func (s *Service) sendReminder(ctx context.Context, rec Record, retry bool) error {
+	n := rec.Reminders
+	if err := s.notice(ctx, rec, Notice{Key: fmt.Sprintf("remind-%d", n), Reminder: n, Step: -1, Retry: retry}); err != nil {
+		return fmt.Errorf("asks remind %s: %w", rec.ID, err)
+	}
+	_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+		if r.RemindSend == nil || r.Reminders != n {
+			return errNoChange
+		}
+		r.RemindSend = nil // sent: nothing owed
+		return nil
+	})
+	if errors.Is(err, errNoChange) || isNotFound(err) {
+		err = nil
+	}
+	return err
 }
 
 // recover picks up what an earlier process left. The dispatcher finds

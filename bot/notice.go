@@ -45,6 +45,9 @@ func (b *Bot) Notice(ctx context.Context, rec asks.Record, n asks.Notice) error 
 		}
 	}
 	text := noticeText(rec, n)
+	if n.Reminder > 0 {
+		text = reminderText(rec, b.teamMissing(ctx, rec))
+	}
 	blk := slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil, slack.SectionBlockOptionBlockID(id))
 	err := b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
 		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blk), slack.MsgOptionTS(thread))

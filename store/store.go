@@ -56,6 +56,11 @@ type Record struct {
 	Reminded bool `json:"reminded,omitempty"`
 	// Reminders counts the reminders posted so far.
 	Reminders int `json:"reminders,omitempty"`
+	// RemindSend is where the post of reminder number Reminders stands,
+	// on a surface that marks its replies (asks.Noticer): claimed, posted
+	// and marked Sent, a retry looking for the marked reply first, so
+	// that each reminder is posted exactly once. Nil when none is owed.
+	RemindSend *StepSend `json:"remindSend,omitempty"`
 	// Added lists the people (user and user-group ids) added to who may
 	// answer after the ask was created, by escalation steps and
 	// hand-offs, each once, in order.
@@ -394,6 +399,10 @@ func Clone(r Record) Record {
 	c.Handoffs = append([]interaction.Handoff(nil), r.Handoffs...)
 	c.Added = append([]string(nil), r.Added...)
 	c.Steps = append([]StepSend(nil), r.Steps...)
+	if r.RemindSend != nil {
+		rs := *r.RemindSend
+		c.RemindSend = &rs
+	}
 	if r.NewEvents != nil {
 		c.NewEvents = make([]Event, len(r.NewEvents))
 		for i, e := range r.NewEvents {

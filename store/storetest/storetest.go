@@ -264,6 +264,7 @@ func fullRecord() store.Record {
 			VetoedWith: &interaction.VetoChoice{Question: "q1", Label: "No"},
 		},
 		Reminders:      3,
+		RemindSend:     &store.StepSend{Sending: ended.Add(2 * time.Minute), Attempts: 1},
 		Added:          []string{"U0AAA", "S0OPS"},
 		Steps:          []store.StepSend{{Sending: ended.Add(time.Minute), Attempts: 2, Sent: true}},
 		IdempotencyKey: "idem-full",
