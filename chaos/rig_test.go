@@ -241,6 +241,7 @@ func (r *rig) startProxy() {
 			return
 		}
 		req.URL.Path, req.URL.RawPath = "/api/"+method, ""
+		arrived := time.Now() // before any slow fault holds it
 		r.mu.Lock()
 		down := time.Now().Before(r.down[method])
 		r.mu.Unlock()
@@ -263,6 +264,7 @@ func (r *rig) startProxy() {
 		}
 		q := req.URL.Query()
 		q.Set(senderParam, strconv.Itoa(sender))
+		q.Set(arrivedParam, arrived.Format(time.RFC3339Nano))
 		if !r.alive(sender) {
 			// The child died while its call was held here (a slow
 			// fault; a server does not notice a gone client before it
@@ -287,10 +289,12 @@ func (r *rig) startProxy() {
 }
 
 // Params the proxy adds to each call, which the fake records with it:
-// the child that sent it, and (deadSenderParam) that the proxy passed it
-// on after that child had been killed.
+// the child that sent it, when the call reached the proxy (before a slow
+// fault held it), and (deadSenderParam) that the proxy passed it on after
+// that child had been killed.
 const (
 	senderParam     = "chaos_sender"
+	arrivedParam    = "chaos_arrived"
 	deadSenderParam = "chaos_dead_sender"
 )
 
