@@ -175,7 +175,8 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 	// anyone (which moves its WakeAt) or another replica's claim must not
 	// start a second attempt while this one is in flight, or one end
 	// could be delivered twice.
-	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
+	// (Update returns a zero record with errNoChange: rec keeps the id.)
+	claimed, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 		if !callbackDue(*r, start) {
 			return errNoChange
 		}
@@ -190,6 +191,7 @@ func (s *Service) deliverCallback(ctx context.Context, rec Record) (Record, erro
 	if err != nil {
 		return rec, fmt.Errorf("asks callback %s: %w", rec.ID, err)
 	}
+	rec = claimed
 	url := s.callbackURL(rec)
 	body, err := json.Marshal(rec.Ask)
 	if err != nil {

@@ -664,3 +664,55 @@ func TestCallbackSettingsOfTheEndingReplica(t *testing.T) {
 		t.Fatalf("the moved default got %d requests", n)
 	}
 }
+
+// A delivery handed a record from before another attempt delivered it
+// (the dispatcher's claim of an older version) returns the record as it
+// stands and sends nothing: it used to read the ask by an empty id
+// (NOT_FOUND, "duty failed" after every delivery on replicas).
+func TestDeliverCallbackWithAStaleRecord(t *testing.T) {
+	secret := []byte("s3cret")
+	rc := newReceiver(t, secret)
+	svc, _ := newReachRig(t, func(c *Config) {
+		c.Callbacks = Callbacks{Secret: secret, Guard: webhook.Guard{AllowPrivate: true},
+			Deliverer: webhook.NewDeliverer(webhook.Options{Guard: webhook.Guard{AllowPrivate: true}, Timeout: time.Second})}
+	})
+	ctx := context.Background()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions(), CallbackURL: rc.srv.URL + "/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := svc.store.Get(ctx, ask.ID)
+	if rec, err := svc.deliverCallback(ctx, stale); err != nil || rec.Callback.Delivered.IsZero() {
+		t.Fatalf("first delivery: %+v, %v", rec.Callback, err)
+	}
+	rec, err := svc.deliverCallback(ctx, stale)
+	if err != nil || rec.ID != ask.ID || rec.Callback.Delivered.IsZero() {
+		t.Fatalf("with the stale record: %+v, %v", rec, err)
+	}
+	if n, _ := rc.requests(); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+}
+
+// adopt of a message when the record already has one (another process
+// stored its post first) returns the record as it stands: it used to read
+// the ask by an empty id (NOT_FOUND, and a retry of its resolution).
+func TestAdoptWhenAlreadyPosted(t *testing.T) {
+	svc, _ := newReachRig(t, nil)
+	ctx := context.Background()
+	ask, err := svc.Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := svc.store.Get(ctx, ask.ID)
+	if rec.TS == "" {
+		t.Fatal("the ask was not posted")
+	}
+	got, err := svc.adopt(ctx, rec, Posted{Channel: rec.Channel, TS: "1.000002", Ref: rec.Channel + "/1.000002"})
+	if err != nil || got.ID != ask.ID || got.TS != rec.TS {
+		t.Fatalf("adopt over a posted ask: %+v, %v", got, err)
+	}
+}

@@ -144,7 +144,8 @@ func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 // adopt stores at, found by the surface, as the main message of rec, and
 // brings that message in step with the record.
 func (s *Service) adopt(ctx context.Context, rec Record, at Posted) (Record, error) {
-	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
+	// (Update returns a zero record with errNoChange: rec keeps the id.)
+	out, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 		if r.TS != "" {
 			return errNoChange
 		}
@@ -158,6 +159,7 @@ func (s *Service) adopt(ctx context.Context, rec Record, at Posted) (Record, err
 	if err != nil {
 		return rec, err
 	}
+	rec = out
 	s.log.Info().Str("ask", rec.ID).Str("ref", at.Ref).Msg("adopted the ask's message")
 	s.syncer.mark(rec)
 	return s.storePermalink(ctx, rec), nil
