@@ -1053,7 +1053,7 @@ func (ru *run) check(ctx context.Context) {
 	// delivered, and what the faults themselves checked.
 	var timers, callbacks string
 	if ru.set.postgres {
-		tally, tvs := ru.checkTimers(asks, listedByID)
+		tally, tvs := ru.checkTimers(ctx, asks, listedByID)
 		vs = append(vs, tvs...)
 		delivered, extra, cvs := ru.checkCallbacks(ctx, listed)
 		vs = append(vs, cvs...)

@@ -294,22 +294,39 @@ const (
 
 // timerTally is what checkTimers counted.
 type timerTally struct {
-	reminders, remindedTwice, remindersMissed, remindersKilled int
-	deadlines, steps, notices, noticesMissing                  int
+	reminders, remindedTwice, remindersUnclaimed, remindersDropped, remindersKilled int
+	deadlines, steps, notices, noticesMissing                                       int
 }
 
 func (t timerTally) String() string {
-	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d, of which %d lost to the kill of the replica about to post them), deadlines fired %d, escalation steps fired %d (their notice posted once: %d, none: %d)",
-		t.reminders, t.remindedTwice, t.remindersMissed, t.remindersKilled, t.deadlines, t.steps, t.notices, t.noticesMissing)
+	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d unclaimed and %d claimed, of which the replica about to post was killed for %d), deadlines fired %d, escalation steps fired %d (their notice posted once: %d, none: %d)",
+		t.reminders, t.remindedTwice, t.remindersUnclaimed, t.remindersDropped, t.remindersKilled, t.deadlines, t.steps, t.notices, t.noticesMissing)
 }
 
+// reminderClaim is the claim window of a counted reminder's post (asks'
+// postGrace): a claim left unsent (its replica died, its post failed) is
+// retried, on any replica, once it runs out. reminderLeeway is what a
+// dispatcher may take, through the run's faults (a blackhole of at most
+// 30 s, restarts), to start a timer once due.
+const (
+	reminderClaim  = 45 * time.Second
+	reminderLeeway = 45 * time.Second
+)
+
 // checkTimers checks the timers of every ask the run created: no reminder
-// posted twice, every due one posted (those lost with the replica killed
-// right before it posted are counted apart: a reminder is counted before
-// it is posted, so a death in between loses it rather than sending two);
-// every deadline fired (the ask expired) and every escalation step due
-// before it fired.
-func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (timerTally, []violation) {
+// posted twice, every due one posted; every deadline fired (the ask
+// expired) and every escalation step due before it fired.
+//
+// A reminder is due at its remindAfter; the dispatcher counts it (the
+// audit trail's "reminded" event), which also claims its post; the post
+// is then sent, or, once the claim runs out, retried by any replica
+// (looking in the thread first), but only while the ask is pending. So a
+// reminder must have been posted when its ask stayed pending past its
+// count + claim + leeway, and counted when the ask stayed pending past its
+// due time + postGrace (an ask whose post's outcome was unknown is posted
+// or adopted only then, and a reminder needs the message) + leeway. An
+// ask ended before either lets it go unposted (counted apart, not failed).
+func (ru *run) checkTimers(ctx context.Context, asks []*askModel, byID map[string]interaction.Ask) (timerTally, []violation) {
 	var tally timerTally
 	var vs []violation
 	reminders := map[string]int{}
@@ -341,6 +358,9 @@ func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (t
 		if a.in.RemindAfter > 0 {
 			n := reminders[a.ts]
 			tally.reminders += n
+			if killed[a.ts] && n == 1 {
+				tally.remindersKilled++
+			}
 			due := got.CreatedAt.Add(time.Duration(a.in.RemindAfter))
 			endedOrNow := time.Now()
 			if got.EndedAt != nil {
@@ -350,10 +370,22 @@ func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (t
 			case n > 1:
 				tally.remindedTwice++
 				vs = append(vs, violation{invariant: "every timer fired once", ask: a.id, detail: fmt.Sprintf("%d reminders posted, due at %s", n, due.Format("15:04:05.000"))})
-			case n == 0 && endedOrNow.After(due.Add(45*time.Second)):
-				tally.remindersMissed++
-				if killed[a.ts] {
-					tally.remindersKilled++
+			case n == 0 && endedOrNow.After(due):
+				counted, err := ru.remindedAt(ctx, a.id)
+				switch {
+				case err != nil:
+					vs = append(vs, violation{invariant: "every timer fired once", ask: a.id, detail: fmt.Sprintf("reminder due at %s not posted, and its events unreadable: %v", due.Format("15:04:05.000"), err)})
+				case counted.IsZero() && endedOrNow.After(due.Add(reminderClaim+reminderLeeway)):
+					vs = append(vs, violation{invariant: "every timer fired once", ask: a.id, detail: fmt.Sprintf("reminder due at %s never counted; the ask pending until %s", due.Format("15:04:05.000"), endedOrNow.Format("15:04:05.000"))})
+				case counted.IsZero():
+					tally.remindersUnclaimed++
+				case endedOrNow.After(counted.Add(reminderClaim + reminderLeeway)):
+					vs = append(vs, violation{invariant: "every timer fired once", ask: a.id, detail: fmt.Sprintf("reminder counted at %s never posted; the ask pending until %s", counted.Format("15:04:05.000"), endedOrNow.Format("15:04:05.000"))})
+				default:
+					tally.remindersDropped++ // the ask ended before the claim's retry
+					if killed[a.ts] {
+						tally.remindersKilled++
+					}
 				}
 			}
 		}
@@ -380,6 +412,43 @@ func (ru *run) checkTimers(asks []*askModel, byID map[string]interaction.Ask) (t
 		}
 	}
 	return tally, vs
+}
+
+// remindedAt returns when ask id's first reminder was counted (its
+// "reminded" event), zero if never.
+func (ru *run) remindedAt(ctx context.Context, id string) (time.Time, error) {
+	var body struct {
+		Events []struct {
+			At   time.Time `json:"at"`
+			Kind string    `json:"kind"`
+		} `json:"events"`
+	}
+	var err error
+	for range 10 {
+		var req *http.Request
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/v1/asks/%s/events", ru.r.base(), id), nil)
+		if err != nil {
+			return time.Time{}, err
+		}
+		var resp *http.Response
+		if resp, err = ru.r.hc.Do(req); err == nil {
+			err = fmt.Errorf("GET events: %s", resp.Status)
+			if resp.StatusCode == http.StatusOK {
+				err = json.NewDecoder(resp.Body).Decode(&body)
+			}
+			resp.Body.Close()
+			if err == nil {
+				for _, e := range body.Events {
+					if e.Kind == interaction.EventReminded {
+						return e.At, nil
+					}
+				}
+				return time.Time{}, nil
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	return time.Time{}, err
 }
 
 // waitDeadlines waits until every timed ask's deadline has passed (and a
