@@ -29,12 +29,26 @@ type economyResult struct {
 // note in the "Other…" modal (shown in the message: one update), Submit
 // (the message shows the answer: one update).
 func (r *rig) economyBench(ctx context.Context) (*economyResult, error) {
+	n := r.cfg.economyAsks
+	perAsk, err := r.callsPerAsk(ctx, "economy.db", n, func(ctx context.Context, fake *slackfake.Server, a *api, i int) error {
+		return typicalFlow(ctx, fake, a, i)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &economyResult{Asks: n, PerAsk: perAsk, Visible: 2}, nil
+}
+
+// callsPerAsk starts slackask on a fresh fake and database (file name db
+// in the rig's folder), runs flow for asks 0..n-1 one after another and
+// returns the Web API calls slackask made, per method and ask.
+func (r *rig) callsPerAsk(ctx context.Context, db string, n int, flow func(context.Context, *slackfake.Server, *api, int) error) (map[string]float64, error) {
 	fake, err := newFake(slackfake.Config{})
 	if err != nil {
 		return nil, err
 	}
 	defer fake.Close()
-	db := filepath.Join(r.dir, "economy.db")
+	db = filepath.Join(r.dir, db)
 	defer os.Remove(db)
 	p, err := r.startSlackask(fake, slackaskOpts{db: db})
 	if err != nil {
@@ -47,9 +61,8 @@ func (r *rig) economyBench(ctx context.Context) (*economyResult, error) {
 	a := newAPI(p.base, 4)
 	defer a.close()
 	before := countCalls(fake)
-	n := r.cfg.economyAsks
 	for i := range n {
-		if err := typicalFlow(ctx, fake, a, i); err != nil {
+		if err := flow(ctx, fake, a, i); err != nil {
 			return nil, fmt.Errorf("flow %d: %w\n%s", i, err, p.tailText())
 		}
 	}
@@ -61,13 +74,13 @@ func (r *rig) economyBench(ctx context.Context) (*economyResult, error) {
 			fmt.Fprintf(os.Stderr, "%s %s ts=%s rev=%d err=%s\n", c.At.Format("05.000"), c.Method, c.Params["ts"], ref.Rev, c.Error)
 		}
 	}
-	res := &economyResult{Asks: n, PerAsk: map[string]float64{}, Visible: 2}
+	perAsk := map[string]float64{}
 	for m, c := range after {
 		if d := c - before[m]; d > 0 {
-			res.PerAsk[m] = float64(d) / float64(n)
+			perAsk[m] = float64(d) / float64(n)
 		}
 	}
-	return res, nil
+	return perAsk, nil
 }
 
 func countCalls(fake *slackfake.Server) map[string]int {
@@ -324,39 +337,14 @@ type dmResult struct {
 // drawn ended, and counts the Web API calls per ask.
 func (r *rig) dmEconomyBench(ctx context.Context) (*dmResult, error) {
 	const people = 5
-	fake, err := newFake(slackfake.Config{})
-	if err != nil {
-		return nil, err
-	}
-	defer fake.Close()
-	db := filepath.Join(r.dir, "dm.db")
-	defer os.Remove(db)
-	p, err := r.startSlackask(fake, slackaskOpts{db: db})
-	if err != nil {
-		return nil, err
-	}
-	defer p.stop() //nolint:errcheck
-	if _, err := p.waitReady(30 * time.Second); err != nil {
-		return nil, err
-	}
-	a := newAPI(p.base, 4)
-	defer a.close()
-	before := countCalls(fake)
 	n := r.cfg.economyAsks
-	for i := range n {
-		if err := dmFlow(ctx, fake, a, i, people); err != nil {
-			return nil, fmt.Errorf("dm flow %d: %w\n%s", i, err, p.tailText())
-		}
+	perAsk, err := r.callsPerAsk(ctx, "dm.db", n, func(ctx context.Context, fake *slackfake.Server, a *api, i int) error {
+		return dmFlow(ctx, fake, a, i, people)
+	})
+	if err != nil {
+		return nil, err
 	}
-	time.Sleep(300 * time.Millisecond) // anything late would show up
-	after := countCalls(fake)
-	res := &dmResult{Asks: n, People: people, PerAsk: map[string]float64{}}
-	for m, c := range after {
-		if d := c - before[m]; d > 0 {
-			res.PerAsk[m] = float64(d) / float64(n)
-		}
-	}
-	return res, nil
+	return &dmResult{Asks: n, People: people, PerAsk: perAsk}, nil
 }
 
 func dmFlow(ctx context.Context, fake *slackfake.Server, a *api, i, people int) error {
