@@ -196,9 +196,7 @@ func (s *Service) recoverOne(ctx context.Context, rec Record) {
 		// page was listed a while ago, and another replica may have
 		// changed the ask since (ended it, and drawn it ended); rendering
 		// the listed record would draw it live again until the check
-		// after the update. An 8-minute chaos run on three replicas drew
-		// two ended asks live again so, from the recovery of a replica
-		// started after a kill.
+		// after the update.
 		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.TS != "" && !cur.Synced {
 			s.syncer.mark(cur)
 		} else if err != nil && !isNotFound(err) {
