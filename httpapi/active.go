@@ -159,10 +159,17 @@ func (l *activeLimiter) nextEviction() (net.Conn, time.Time) {
 		due    time.Time
 	)
 	for c, gc := range l.reading {
+		// firstBytes is loaded before inRead, the reverse of the order
+		// Read stores them in: a true inRead then means a Read that began
+		// after those first bytes came. Loaded the other way round, a
+		// goroutine descheduled between the loads could pair the inRead of
+		// the first Read, in flight, with the firstBytes it stored on
+		// returning, and close a connection whose whole request came.
+		fb := gc.firstBytes.Load()
 		if !gc.inRead.Load() {
 			continue
 		}
-		from, grace := gc.firstBytes.Load(), l.grace
+		from, grace := fb, l.grace
 		if from == 0 {
 			from, grace = gc.firstRead.Load(), l.silent
 		}
