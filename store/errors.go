@@ -32,7 +32,7 @@ func Internal(cause error, format string, args ...any) error {
 func WrapErr(ctx context.Context, op string, err error) error {
 	var coded *interaction.Error
 	switch {
-	case errors.Is(err, ErrExists), errors.Is(err, ErrNoKey), errors.Is(err, ErrKeyExists), errors.As(err, &coded):
+	case errors.Is(err, ErrExists), errors.Is(err, ErrNoKey), errors.Is(err, ErrKeyExists), errors.Is(err, ErrInstallChanged), errors.As(err, &coded):
 	case ctx.Err() != nil:
 		if !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)

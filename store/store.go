@@ -320,6 +320,8 @@ type Store interface {
 	Lease(ctx context.Context, name, holder string, ttl time.Duration) (held bool, err error)
 	// KeyStore keeps the scoped API keys.
 	KeyStore
+	// InstallStore keeps the Slack installations of OAuth installs.
+	InstallStore
 	// Close releases the store. Calls after Close fail.
 	Close() error
 }

@@ -26,7 +26,10 @@ type Store struct {
 	hub     watch.Hub
 	relays  map[string]relayed // envelope id → relayed ack (relay.go)
 	keys    []store.APIKey     // oldest first (keys.go)
-	acks    watch.Acks
+	// installs by Key and nonces with their expiry (installs.go)
+	installs map[string]store.InstallRow
+	nonces   map[string]time.Time
+	acks     watch.Acks
 	// events is the audit trail of every ask, Seq ascending; seq is the
 	// last Seq given out (never reused, also after Prune).
 	events []store.Event

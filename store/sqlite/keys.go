@@ -22,6 +22,7 @@ const selectKey = "SELECT id, name, hash, scope, created_at, revoked_at FROM api
 type querier interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
 // keyTable is the api_keys table of one database: r reads, write runs fn

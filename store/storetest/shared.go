@@ -29,6 +29,8 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		{"Create/IdempotencyKey", testSharedIdempotency},
 		{"Lease/OneHolder", testSharedLease},
 		{"Events/FeedConcurrent", testSharedEventsFeed},
+		{"Installs/SwapLoseNothing", testSharedSwapInstall},
+		{"Installs/NonceOnce", testSharedNonces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := open(t)

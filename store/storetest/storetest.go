@@ -91,6 +91,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"List/OwnerFilter", testListOwner},
 		{"Keys/CreateLookupRevoke", testKeys},
 		{"Keys/Unique", testKeysUnique},
+		{"Installs/SaveLookupDelete", testInstalls},
+		{"Installs/SwapComparesVersion", testSwapInstall},
+		{"Installs/SwapConcurrentLoseNothing", testSwapInstallConcurrent},
+		{"Installs/NonceOnce", testNonces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, open(t))

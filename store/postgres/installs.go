@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
+)
+
+const installCols = "id, enterprise, team, org_wide, version, sealed, expires_at, updated_at"
+
+func expiresCol(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := sqlrow.Nanos(t)
+	return &n
+}
+
+// SaveInstall implements store.InstallStore.
+func (s *Store) SaveInstall(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
+	op := fmt.Sprintf("postgres save install %q", r.Key)
+	if err := store.CheckInstall(r); err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	if err := s.check(ctx); err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	out, err := scanInstall(s.pool.QueryRow(ctx, `INSERT INTO installs (`+installCols+`)
+		VALUES ($1, $2, $3, $4, 1, $5, $6, $7)
+		ON CONFLICT (id) DO UPDATE SET enterprise = excluded.enterprise, team = excluded.team, org_wide = excluded.org_wide,
+			version = installs.version + 1, sealed = excluded.sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+		RETURNING `+installCols,
+		r.Key, r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt)))
+	if err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// InstallFor implements store.InstallStore.
+func (s *Store) InstallFor(ctx context.Context, enterprise, team string) (store.InstallRow, error) {
+	op := fmt.Sprintf("postgres install for %q/%q", enterprise, team)
+	if err := s.check(ctx); err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	// Keys are never "", so an id given as "" matches nothing.
+	r, err := scanInstall(s.pool.QueryRow(ctx, "SELECT "+installCols+
+		" FROM installs WHERE (id = $1 AND NOT org_wide) OR (id = $2 AND org_wide) ORDER BY org_wide LIMIT 1", team, enterprise))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNoInstall
+	}
+	if err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	return r, nil
+}
+
+// SwapInstall implements store.InstallStore.
+func (s *Store) SwapInstall(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
+	op := fmt.Sprintf("postgres swap install %q", r.Key)
+	if err := store.CheckInstall(r); err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	if err := s.check(ctx); err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	out, err := scanInstall(s.pool.QueryRow(ctx, `UPDATE installs SET enterprise = $1, team = $2, org_wide = $3, version = version + 1,
+		sealed = $4, expires_at = $5, updated_at = $6 WHERE id = $7 AND version = $8 RETURNING `+installCols,
+		r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt), r.Key, r.Version))
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Lost, or gone: which one decides what the caller does next.
+		var one int
+		switch e := s.pool.QueryRow(ctx, "SELECT 1 FROM installs WHERE id = $1", r.Key).Scan(&one); {
+		case e == nil:
+			err = store.ErrInstallChanged
+		case errors.Is(e, pgx.ErrNoRows):
+			err = store.ErrNoInstall
+		default:
+			err = e
+		}
+	}
+	if err != nil {
+		return store.InstallRow{}, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// DeleteInstalls implements store.InstallStore.
+func (s *Store) DeleteInstalls(ctx context.Context, enterprise, team string) ([]store.InstallRow, error) {
+	op := fmt.Sprintf("postgres delete installs %q/%q", enterprise, team)
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	where, arg := "WHERE id = $1 AND NOT org_wide", team
+	if team == "" {
+		where, arg = "WHERE enterprise = $1 AND enterprise <> ''", enterprise
+	}
+	gone, err := s.queryInstalls(ctx, "DELETE FROM installs "+where+" RETURNING "+installCols, arg)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return gone, nil
+}
+
+// Installs implements store.InstallStore.
+func (s *Store) Installs(ctx context.Context) ([]store.InstallRow, error) {
+	const op = "postgres installs"
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	out, err := s.queryInstalls(ctx, "SELECT "+installCols+" FROM installs")
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
+}
+
+// UseNonce implements store.InstallStore.
+func (s *Store) UseNonce(ctx context.Context, nonce string, expires time.Time) error {
+	const op = "postgres use nonce"
+	if err := s.check(ctx); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	if _, err := s.pool.Exec(ctx, "DELETE FROM oauth_nonces WHERE expires_at < $1", sqlrow.Nanos(time.Now())); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	// The primary key decides between replicas: one insert wins.
+	tag, err := s.pool.Exec(ctx, "INSERT INTO oauth_nonces (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING",
+		nonce, sqlrow.Nanos(expires))
+	if err == nil && tag.RowsAffected() == 0 {
+		err = store.ErrNonceUsed
+	}
+	if err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	return nil
+}
+
+// queryInstalls returns the rows query yields, by id.
+func (s *Store) queryInstalls(ctx context.Context, query string, args ...any) ([]store.InstallRow, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.InstallRow
+	for rows.Next() {
+		r, err := scanInstall(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b store.InstallRow) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+func scanInstall(row pgx.Row) (store.InstallRow, error) {
+	var (
+		r       store.InstallRow
+		expires *int64
+		updated int64
+	)
+	if err := row.Scan(&r.Key, &r.Enterprise, &r.Team, &r.OrgWide, &r.Version, &r.Sealed, &expires, &updated); err != nil {
+		return r, err
+	}
+	if expires != nil {
+		r.ExpiresAt = time.Unix(0, *expires).UTC()
+	}
+	r.UpdatedAt = time.Unix(0, updated).UTC()
+	return r, nil
+}
