@@ -20,7 +20,9 @@ type Act struct {
 	By    interaction.User // who acted; an act without a user id is refused
 	// Workspace and App are where the act came from; an ask stamped with
 	// a workspace refuses acts from another, and one stamped with an app
-	// refuses acts that name another app.
+	// refuses acts that name another app. Workspace is that of the
+	// installation the act came through: its team, or its Grid
+	// organization for an org-wide install (as asks are stamped).
 	Workspace, App string
 	// Ref names the view acted on (Posted.Ref): the ask's main message
 	// or one of its copies; an act on any of them is an act on the ask.
@@ -472,7 +474,7 @@ func (s *Service) inGroups(ctx context.Context, r Record, user string) (bool, er
 		if !interaction.IsUserGroupID(id) {
 			continue
 		}
-		ok, err := s.surface.InGroup(ctx, id, user)
+		ok, err := s.surface.InGroup(ctx, r.TeamID, id, user)
 		if err != nil {
 			firstErr = cmpOr(firstErr, err)
 			continue

@@ -53,8 +53,9 @@ type Config struct {
 	// CheckIDs, when set, is asked about every user and user-group id a
 	// request names (user, responders, mention) before the ask is kept;
 	// its INVALID_QUESTION (an id the chat service does not know) refuses
-	// the ask, rather than keeping one nobody can answer.
-	CheckIDs func(ctx context.Context, ids []string) error
+	// the ask, rather than keeping one nobody can answer. workspace is the
+	// one the ask is stamped with (Record.TeamID).
+	CheckIDs func(ctx context.Context, workspace string, ids []string) error
 	// PostTimeout bounds one post of a message (default 30 s). A post
 	// that times out may still have landed: its ask is kept and the
 	// message looked for (resolvePost).
@@ -309,14 +310,30 @@ func (s *Service) dropUnposted(id string, cause error) error {
 	return fmt.Errorf("asks create: %w", cause)
 }
 
+// workspace is the workspace and app an ask naming ws (its own or its
+// key's) is stamped with: the surface's Home, or, on a surface serving
+// many workspaces, the one it resolves ws to.
+func (s *Service) workspace(ctx context.Context, ws string) (team, app string, err error) {
+	if many, ok := s.surface.(Workspaces); ok {
+		team, app, err = many.Workspace(ctx, ws)
+		switch {
+		case errors.Is(err, ErrHome):
+		case err != nil:
+			return "", "", fmt.Errorf("workspace: %w", err)
+		default:
+			return team, app, nil
+		}
+	}
+	team, app = s.surface.Home()
+	if ws != "" && team != "" && ws != team {
+		return "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace %s: this server is installed in %s only", ws, team)
+	}
+	return team, app, nil
+}
+
 func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Record, error) {
 	if err := interaction.ValidateInput(in); err != nil {
 		return Record{}, err
-	}
-	if s.cfg.CheckIDs != nil {
-		if err := s.cfg.CheckIDs(ctx, namedIDs(in)); err != nil {
-			return Record{}, err
-		}
 	}
 	channel := in.Channel
 	if channel == "" && in.User == "" {
@@ -326,13 +343,18 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		return Record{}, interaction.Errorf(interaction.InvalidQuestion, "no conversation: set channel or user, or SLACKASK_CHANNEL")
 	}
 	caller := interaction.CallerFrom(ctx)
-	team, app := s.surface.Home()
 	ws, err := caller.Workspace(in.Workspace)
 	if err != nil {
 		return Record{}, err
 	}
-	if ws != "" && team != "" && ws != team {
-		return Record{}, interaction.Errorf(interaction.InvalidQuestion, "workspace %s: this server is installed in %s only", ws, team)
+	team, app, err := s.workspace(ctx, ws)
+	if err != nil {
+		return Record{}, err
+	}
+	if s.cfg.CheckIDs != nil {
+		if err := s.cfg.CheckIDs(ctx, team, namedIDs(in)); err != nil {
+			return Record{}, err
+		}
 	}
 	now := s.now()
 	rec := Record{
@@ -361,7 +383,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	}
 	switch {
 	case in.Responses.All:
-		people, err := s.people(ctx, rec.Responders, `responses "all"`)
+		people, err := s.people(ctx, rec.TeamID, rec.Responders, `responses "all"`)
 		if err != nil {
 			return Record{}, err
 		}
@@ -428,7 +450,7 @@ func mostPeople(rec Record) (n int, ok bool) {
 // in errors): users as given, user groups replaced by their members, each
 // person once, in order. More than interaction.MaxResponders people is
 // INVALID_QUESTION; a group that cannot be read is SLACK_ERROR.
-func (s *Service) people(ctx context.Context, responders []string, what string) ([]string, error) {
+func (s *Service) people(ctx context.Context, workspace string, responders []string, what string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(u string) {
@@ -442,7 +464,7 @@ func (s *Service) people(ctx context.Context, responders []string, what string) 
 			add(id)
 			continue
 		}
-		members, err := s.surface.Members(ctx, id)
+		members, err := s.surface.Members(ctx, workspace, id)
 		if err != nil {
 			return nil, fmt.Errorf("%s: the members of user group %s: %w", what, id, err)
 		}

@@ -138,13 +138,13 @@ func (f *surface) FindCopy(_ context.Context, rec Record, c Copy) (Posted, error
 	return Posted{Ref: f.foundCopy[rec.ID+"/"+c.For+c.In]}, nil
 }
 
-func (f *surface) InGroup(_ context.Context, group, user string) (bool, error) {
+func (f *surface) InGroup(_ context.Context, _, group, user string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Contains(f.groups[group], user), nil
 }
 
-func (f *surface) Members(_ context.Context, group string) ([]string, error) {
+func (f *surface) Members(_ context.Context, _, group string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m, ok := f.groups[group]

@@ -249,7 +249,7 @@ func (s *Service) dmCopies(ctx context.Context, rec *Record) error {
 	if rec.Notify != interaction.NotifyDM || len(rec.Responders) == 0 {
 		return nil
 	}
-	people, err := s.people(ctx, rec.Responders, `notify "dm"`)
+	people, err := s.people(ctx, rec.TeamID, rec.Responders, `notify "dm"`)
 	if err != nil {
 		return err
 	}

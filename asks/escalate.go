@@ -172,7 +172,7 @@ func (s *Service) stepDMs(ctx context.Context, rec Record, now time.Time) (map[i
 		if st.FiredAt != nil || stepAt(rec, i).After(now) || st.Notify != interaction.NotifyDM {
 			continue
 		}
-		people, err := s.people(ctx, st.Responders, fmt.Sprintf("escalation[%d]", i))
+		people, err := s.people(ctx, rec.TeamID, st.Responders, fmt.Sprintf("escalation[%d]", i))
 		if interaction.ErrorCode(err) == interaction.InvalidQuestion {
 			s.log.Warn().Err(err).Str("ask", rec.ID).Int("step", i).Msg("escalation: DMs to the listed users only")
 			people, err = slices.DeleteFunc(slices.Clone(st.Responders), interaction.IsUserGroupID), nil

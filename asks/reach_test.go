@@ -50,7 +50,7 @@ func (f *reachSurface) Post(ctx context.Context, rec Record) (Posted, error) {
 
 var _ Permalinker = (*reachSurface)(nil)
 
-func (f *reachSurface) Permalink(_ context.Context, at Posted) (string, error) {
+func (f *reachSurface) Permalink(_ context.Context, _ Record, at Posted) (string, error) {
 	f.links.Add(1)
 	if f.linkErr != nil {
 		return "", f.linkErr

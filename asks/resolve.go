@@ -172,7 +172,7 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 	if rec.Permalink != "" {
 		return rec
 	}
-	link := s.permalink(ctx, rec.ID, Posted{Channel: rec.Channel, TS: rec.TS, Ref: rec.Ref})
+	link := s.permalink(ctx, rec, Posted{Channel: rec.Channel, TS: rec.TS, Ref: rec.Ref})
 	if link == "" {
 		return rec
 	}
@@ -208,16 +208,16 @@ func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
 // permalink asks the surface, once, for a link to the message at; "" when
 // it cannot link (the failure is logged: a link is a convenience and never
 // fails the ask).
-func (s *Service) permalink(ctx context.Context, id string, at Posted) string {
+func (s *Service) permalink(ctx context.Context, rec Record, at Posted) string {
 	pl, ok := s.surface.(Permalinker)
 	if !ok || at.TS == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	link, err := pl.Permalink(ctx, at)
+	link, err := pl.Permalink(ctx, rec, at)
 	if err != nil {
-		s.log.Warn().Err(err).Str("ask", id).Msg("could not get the message's permalink")
+		s.log.Warn().Err(err).Str("ask", rec.ID).Msg("could not get the message's permalink")
 		return ""
 	}
 	return link

@@ -49,13 +49,30 @@ type Surface interface {
 	// post that landed before a crash kept its reference from the record)
 	// and says where it is (Ref "" when there is none).
 	FindCopy(ctx context.Context, rec Record, c Copy) (Posted, error)
-	// InGroup reports whether user belongs to the responder group; an
-	// error means it could not tell (the act is then refused).
-	InGroup(ctx context.Context, group, user string) (bool, error)
-	// Members lists the users of the user group (for an ask that waits
-	// for every responder); an error means it could not tell.
-	Members(ctx context.Context, group string) ([]string, error)
+	// InGroup reports whether user belongs to the responder group of
+	// workspace (the ask's Record.TeamID); an error means it could not
+	// tell (the act is then refused).
+	InGroup(ctx context.Context, workspace, group, user string) (bool, error)
+	// Members lists the users of the user group of workspace (for an ask
+	// that waits for every responder); an error means it could not tell.
+	Members(ctx context.Context, workspace, group string) ([]string, error)
 }
+
+// Workspaces is implemented by a surface that serves many workspaces
+// (the Slack adapter with OAuth installs): Home names none, and each ask
+// is stamped with the workspace Workspace resolves the one it names to.
+type Workspaces interface {
+	// Workspace returns the workspace and app an ask naming ws is stamped
+	// with (the installation serving ws), or a coded error: ws names no
+	// workspace the surface is installed in, or is "" when it must be
+	// named. The surface routes the ask's calls by the stamp. ErrHome
+	// says the surface serves one workspace after all (Home's).
+	Workspace(ctx context.Context, ws string) (workspace, app string, err error)
+}
+
+// ErrHome is a Workspaces error: the surface serves one workspace, its
+// Home, which stamps every ask.
+var ErrHome = errors.New("the surface serves its home workspace only")
 
 // Opener is implemented by a Surface that is not usable at once (the Slack
 // adapter until auth.test answers): the lifecycle's background work waits
@@ -104,9 +121,10 @@ var ErrMessageGone = errors.New("the message is gone")
 
 // Permalinker is implemented by a Surface that can link to a posted
 // message. The lifecycle asks once per message, right after the post, and
-// stores the link in the ask (Ask.Permalink).
+// stores the link in the ask (Ask.Permalink). rec is the ask (its
+// workspace) whose message at is.
 type Permalinker interface {
-	Permalink(ctx context.Context, at Posted) (string, error)
+	Permalink(ctx context.Context, rec Record, at Posted) (string, error)
 }
 
 // Referrer is implemented by a Surface whose asks were posted before

@@ -19,6 +19,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/slackask/slackask/asks"
+	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/journal"
@@ -32,11 +33,25 @@ type Secrets interface {
 	Secret(ctx context.Context, name string) ([]byte, error)
 }
 
-// Config wires a Bot. API and Secrets are required.
+// Config wires a Bot. Secrets and API (or Installs) are required.
 type Config struct {
 	// API is a Web API client made with the bot token and, for Socket
-	// Mode, slack.OptionAppLevelToken.
+	// Mode, slack.OptionAppLevelToken: single-workspace mode. With
+	// Installs (many workspaces) it is not used.
 	API *slack.Client
+	// Installs, when set and not an installs.Static, serves many
+	// workspaces: every Web API call is made with the token of the
+	// installation serving the record's or the payload's workspace (see
+	// route.go), and no auth.test is made at start. Nil (or a Static):
+	// the one workspace of API.
+	Installs installs.Source
+	// NewClient makes the client of an installation's bot token (the
+	// Slack API URL, the HTTP client); nil: slack.New(token). Used with
+	// Installs only.
+	NewClient func(token string) *slack.Client
+	// Uninstalls, with Installs, removes an installation when Slack says
+	// the app was uninstalled or its token revoked.
+	Uninstalls installs.Remover
 	// Secrets keeps the key that signs modals' private_metadata.
 	Secrets Secrets
 	// Clock ages the user-group cache; nil means the wall clock.
@@ -79,30 +94,28 @@ type Config struct {
 // use.
 type Bot struct {
 	cfg    Config
-	api    *slack.Client
+	routes *route // each installation's client and limits
 	log    zerolog.Logger
 	svc    *asks.Service // set by Run
 	teamID atomic.Pointer[string]
-	// botUserID is the bot's user, from auth.test; gone says why Slack no
-	// longer takes the bot's token (uninstalled), nil while it does.
+	// botUserID is the bot's user, from auth.test (single-workspace
+	// mode; each installation names its own).
 	botUserID atomic.Pointer[string]
-	gone      atomic.Pointer[string]
 	appID     atomic.Pointer[string] // from Socket Mode's hello
 	started   atomic.Bool
 	opened    chan struct{} // closed once auth.test answered (asks.Opener)
 	open      sync.Once
 
-	sockets   []*Socket
-	routes    *ackRoutes // shared by the sockets
-	queue     keyedQueue // the person acts of one ask, in order
-	groups    *groupCache
-	known     knownUsers // user ids users.info found (CheckIDs)
-	metaKey   []byte
-	handlers  sync.WaitGroup
-	postTurns postGates // paces chat.postMessage per rate-limited channel
-	slots     workslots.Slots
-	gate      gate // closed while the store cannot be reached (StoreDown)
-	home      *homeBoard
+	sockets  []*Socket
+	acks     *ackRoutes // shared by the sockets
+	queue    keyedQueue // the person acts of one ask, in order
+	groups   *groupCache
+	known    knownUsers // user ids users.info found (CheckIDs)
+	metaKey  []byte
+	handlers sync.WaitGroup
+	slots    workslots.Slots
+	gate     gate // closed while the store cannot be reached (StoreDown)
+	home     *homeBoard
 
 	// accepting guards Accept against Run's end: runCtx is Run's context
 	// while it takes payloads, nil before and once it stops.
@@ -110,11 +123,22 @@ type Bot struct {
 	runCtx    context.Context
 }
 
-// New checks cfg and returns a Bot. It returns an error when API or
-// Secrets is missing or the metadata key cannot be had.
+// New checks cfg and returns a Bot. It returns an error when API (or
+// Installs) or Secrets is missing or the metadata key cannot be had.
 func New(ctx context.Context, cfg Config) (*Bot, error) {
-	if cfg.API == nil || cfg.Secrets == nil {
-		return nil, errors.New("bot: Config.API and Config.Secrets are required")
+	routes := &route{single: cfg.API, newAPI: func(token string) *slack.Client { return newClient(cfg.NewClient, token) }}
+	st, static := cfg.Installs.(installs.Static)
+	switch {
+	case static && cfg.API == nil:
+		routes.single = routes.newAPI(st.BotToken)
+	case cfg.Installs != nil && !static:
+		routes.source = cfg.Installs
+	}
+	if (routes.single == nil && !routes.many()) || cfg.Secrets == nil {
+		return nil, errors.New("bot: Config.API (or Installs) and Config.Secrets are required")
+	}
+	if routes.many() && !cfg.HTTPMode {
+		return nil, errors.New("bot: many workspaces (Config.Installs) are served in HTTP mode only: Socket Mode speaks for one app token's workspace")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -129,16 +153,16 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: metadata key: %w", err)
 	}
-	b := &Bot{cfg: cfg, api: cfg.API, log: cfg.Logger, metaKey: key, slots: cfg.Slots, opened: make(chan struct{})}
-	b.groups = newGroupCache(cfg.API, cfg.Clock, cfg.GroupTTL)
+	b := &Bot{cfg: cfg, routes: routes, log: cfg.Logger, metaKey: key, slots: cfg.Slots, opened: make(chan struct{})}
+	b.groups = newGroupCache(cfg.Clock, cfg.GroupTTL)
 	b.home = newHomeBoard(b)
-	b.routes = newAckRoutes(cfg.Relay, cfg.Logger)
+	b.acks = newAckRoutes(cfg.Relay, cfg.Logger)
 	conns := max(cfg.Connections, 1)
 	if cfg.HTTPMode {
 		conns = 0
 	}
 	for i := range conns {
-		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.routes, gate: &b.gate,
+		s := &Socket{Open: b.openURL, Handler: b, Slots: cfg.Slots, routes: b.acks, gate: &b.gate,
 			Log: cfg.Logger.With().Int("socket", i).Logger()}
 		if cfg.Journal != nil {
 			s.Journal = cfg.Journal
@@ -157,18 +181,20 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 		return errors.New("bot run: no lifecycle")
 	}
 	b.svc = svc
-	auth, err := b.authTest(ctx)
-	if err != nil {
-		return err
+	if !b.routes.many() { // each installation was checked when it was installed
+		auth, err := b.authTest(ctx)
+		if err != nil {
+			return err
+		}
+		b.teamID.Store(&auth.TeamID)
+		b.botUserID.Store(&auth.UserID)
 	}
-	b.teamID.Store(&auth.TeamID)
-	b.botUserID.Store(&auth.UserID)
 	b.open.Do(func() { close(b.opened) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.started.Store(true)
 
-	stopRelay := b.routes.serve(ctx)
+	stopRelay := b.acks.serve(ctx)
 	stopWatch := svc.Watch(func(string) { b.home.changed() })
 	var homes sync.WaitGroup
 	homes.Go(func() { b.home.run(ctx) })
@@ -209,7 +235,7 @@ func (b *Bot) Run(ctx context.Context, svc *asks.Service) error {
 	stopWatch()
 	homes.Wait()
 	close(errs)
-	err = ctx.Err()
+	err := ctx.Err()
 	if e, ok := <-errs; ok {
 		err = e
 	}
@@ -228,7 +254,7 @@ func (b *Bot) authTest(ctx context.Context) (*slack.AuthTestResponse, error) {
 		b.log.Warn().Err(slackErr(err)).Msg("Slack unreachable; retrying")
 	}}.Do(ctx, func(int) error {
 		var err error
-		auth, err = b.api.AuthTestContext(ctx)
+		auth, err = b.routes.single.AuthTestContext(ctx)
 		var se slack.SlackErrorResponse
 		if err != nil && (errors.As(err, &se) || ctx.Err() != nil) {
 			return backoff.Stop(fmt.Errorf("bot run: auth.test: %w", slackErr(err)))
@@ -253,7 +279,7 @@ func (b *Bot) Opened() <-chan struct{} { return b.opened }
 // StoreDown), else an error saying why not.
 func (b *Bot) Ready(context.Context) error {
 	reason, _ := b.gate.state()
-	if gone := b.gone.Load(); gone != nil {
+	if gone := b.routes.space("").gone.Load(); gone != nil && !b.routes.many() {
 		return fmt.Errorf("slack: %s: reinstall it, then restart slackask with its new bot token", *gone)
 	}
 	switch {
@@ -300,7 +326,8 @@ func (b *Bot) Envelopes() int64 {
 }
 
 // Home implements asks.Surface: the workspace from auth.test and the app
-// from Socket Mode's hello ("" before them).
+// from Socket Mode's hello ("" before them, and with many workspaces,
+// whose asks are stamped by Workspace).
 func (b *Bot) Home() (workspace, app string) {
 	if p := b.teamID.Load(); p != nil {
 		workspace = *p
@@ -343,7 +370,7 @@ func (b *Bot) Hello(appID string) {
 
 // openURL asks Slack for a Socket Mode URL (apps.connections.open).
 func (b *Bot) openURL(ctx context.Context) (string, error) {
-	_, url, err := b.api.StartSocketModeContext(ctx)
+	_, url, err := b.routes.single.StartSocketModeContext(ctx)
 	return url, err
 }
 
@@ -384,4 +411,12 @@ func (b *Bot) replay(ctx context.Context) {
 		b.log.Info().Msg("replay done")
 	case <-ctx.Done():
 	}
+}
+
+// newClient is the client of token: made by mk, or slack.New.
+func newClient(mk func(string) *slack.Client, token string) *slack.Client {
+	if mk != nil {
+		return mk(token)
+	}
+	return slack.New(token)
 }

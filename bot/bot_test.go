@@ -475,7 +475,7 @@ func TestGroupMembersCachedAndRefreshed(t *testing.T) {
 	r.fake.AddUserGroup("S0TEAM", alice)
 	b, _ := r.start()
 	for range 3 {
-		if ok, err := b.bot.InGroup(r.ctx(), "S0TEAM", alice); !ok || err != nil {
+		if ok, err := b.bot.InGroup(r.ctx(), "", "S0TEAM", alice); !ok || err != nil {
 			t.Fatalf("alice refused: %v", err)
 		}
 	}
@@ -483,11 +483,11 @@ func TestGroupMembersCachedAndRefreshed(t *testing.T) {
 		t.Fatalf("%d usergroups.users.list calls, want 1 (cached)", n)
 	}
 	r.fake.AddUserGroup("S0TEAM", bob) // the group changes in Slack
-	if ok, _ := b.bot.InGroup(r.ctx(), "S0TEAM", bob); ok {
+	if ok, _ := b.bot.InGroup(r.ctx(), "", "S0TEAM", bob); ok {
 		t.Fatal("cache ignored: bob allowed before the refresh")
 	}
 	r.clock.Advance(6 * time.Minute)
-	if ok, err := b.bot.InGroup(r.ctx(), "S0TEAM", bob); !ok || err != nil {
+	if ok, err := b.bot.InGroup(r.ctx(), "", "S0TEAM", bob); !ok || err != nil {
 		t.Fatalf("bob refused after the refresh: %v", err)
 	}
 }

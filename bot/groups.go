@@ -7,19 +7,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/slackask/slackask/internal/clock"
 )
 
 // groupCache holds user-group members fetched with usergroups.users.list
 // for a while, so a click costs no API call.
 type groupCache struct {
-	api   *slack.Client
 	clock clock.Clock
 	ttl   time.Duration
 	mu    sync.Mutex
-	m     map[string]groupEntry
+	m     map[string]groupEntry // by workspace key and group
 }
 
 type groupEntry struct {
@@ -27,20 +24,22 @@ type groupEntry struct {
 	at      time.Time
 }
 
-func newGroupCache(api *slack.Client, c clock.Clock, ttl time.Duration) *groupCache {
-	return &groupCache{api: api, clock: c, ttl: ttl, m: map[string]groupEntry{}}
+func newGroupCache(c clock.Clock, ttl time.Duration) *groupCache {
+	return &groupCache{clock: c, ttl: ttl, m: map[string]groupEntry{}}
 }
 
-// members returns the users of group, from the cache when fresh. A failed
-// refresh falls back to stale members if there are any.
-func (g *groupCache) members(ctx context.Context, group string) ([]string, error) {
+// members returns the users of group in c's workspace, from the cache
+// when fresh. A failed refresh falls back to stale members if there are
+// any.
+func (g *groupCache) members(ctx context.Context, c conn, group string) ([]string, error) {
+	key := c.ws.key + "/" + group
 	g.mu.Lock()
-	e, ok := g.m[group]
+	e, ok := g.m[key]
 	g.mu.Unlock()
 	if ok && g.clock.Now().Sub(e.at) < g.ttl {
 		return e.members, nil
 	}
-	users, err := g.api.GetUserGroupMembersContext(ctx, group)
+	users, err := c.api.GetUserGroupMembersContext(ctx, group)
 	if err != nil {
 		if ok {
 			return e.members, nil
@@ -51,15 +50,19 @@ func (g *groupCache) members(ctx context.Context, group string) ([]string, error
 		return nil, fmt.Errorf("usergroups.users.list %s: %w", group, slackErr(err))
 	}
 	g.mu.Lock()
-	g.m[group] = groupEntry{members: users, at: g.clock.Now()}
+	g.m[key] = groupEntry{members: users, at: g.clock.Now()}
 	g.mu.Unlock()
 	return users, nil
 }
 
 // InGroup implements asks.Surface: whether user is a member of the
-// user group, from the cache when fresh.
-func (b *Bot) InGroup(ctx context.Context, group, user string) (bool, error) {
-	members, err := b.groups.members(ctx, group)
+// user group of workspace, from the cache when fresh.
+func (b *Bot) InGroup(ctx context.Context, workspace, group, user string) (bool, error) {
+	c, err := b.keyConn(ctx, workspace)
+	if err != nil {
+		return false, fmt.Errorf("usergroups.users.list: %w", err)
+	}
+	members, err := b.groups.members(ctx, c, group)
 	if err != nil {
 		return false, err
 	}
@@ -68,7 +71,11 @@ func (b *Bot) InGroup(ctx context.Context, group, user string) (bool, error) {
 
 // Members implements asks.Surface with usergroups.users.list (cached as
 // for InGroup).
-func (b *Bot) Members(ctx context.Context, group string) ([]string, error) {
-	members, err := b.groups.members(ctx, group)
+func (b *Bot) Members(ctx context.Context, workspace, group string) ([]string, error) {
+	c, err := b.keyConn(ctx, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("usergroups.users.list: %w", err)
+	}
+	members, err := b.groups.members(ctx, c, group)
 	return slices.Clone(members), err
 }

@@ -23,9 +23,7 @@ func (b *Bot) openHandoff(ctx context.Context, cb *callback, ref blocks.Ref) {
 		return
 	}
 	meta := b.signMeta(viewMeta{askID: rec.ID, q: -1, user: cb.User.ID})
-	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, blocks.HandoffModal(view(rec), meta)); err != nil {
+	if err := b.openView(ctx, cb, blocks.HandoffModal(view(rec), meta)); err != nil {
 		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open of the hand-off failed")
 		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please press the button again.")
 	}
@@ -55,7 +53,7 @@ func (b *Bot) handoffJobs(ctx context.Context, env *Envelope) []job {
 // not at all when it could not be stored (Slack then says it failed).
 func (b *Bot) onHandoff(ctx context.Context, env *Envelope, meta viewMeta, to string) {
 	act := actOf(env.Payload, meta.askID, -1, true)
-	rec, err := b.svc.HandOff(ctx, act, interaction.User{ID: to, Name: b.userName(ctx, to)})
+	rec, err := b.svc.HandOff(ctx, act, interaction.User{ID: to, Name: b.userName(ctx, env.Payload, to)})
 	switch {
 	case err == nil:
 		env.Ack(nil)
@@ -81,14 +79,19 @@ func handoffErrors(msg string) *slack.ViewSubmissionResponse {
 	return slack.NewErrorsViewSubmissionResponse(map[string]string{blocks.HandoffBlockID: msg})
 }
 
-// userName returns the display name of user from users.info, or "" when
-// Slack does not say within a second (the hand-off is stored either way).
-func (b *Bot) userName(ctx context.Context, user string) string {
+// userName returns the display name of user (of the workspace of cb)
+// from users.info, or "" when Slack does not say within a second (the
+// hand-off is stored either way).
+func (b *Bot) userName(ctx context.Context, cb *callback, user string) string {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
+	c, err := b.cbConn(ctx, cb)
+	if err != nil {
+		return ""
+	}
 	var u *slack.User
-	err := b.call(ctx, "users.info", func(ctx context.Context) (err error) {
-		u, err = b.api.GetUserInfoContext(ctx, user)
+	err = b.call(ctx, "users.info", func(ctx context.Context) (err error) {
+		u, err = c.api.GetUserInfoContext(ctx, user)
 		return err
 	})
 	if err != nil || u == nil {

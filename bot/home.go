@@ -12,6 +12,7 @@ import (
 
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/interaction"
 )
 
@@ -37,34 +38,46 @@ const (
 type homeBoard struct {
 	b       *Bot
 	mu      sync.Mutex
-	viewers map[string]time.Time // user → when they last opened their Home
-	dirty   map[string]bool
-	order   []string // dirty users, first marked first
-	// seq counts the marks; marked holds, per dirty user, the seq of
+	viewers map[viewer]time.Time // when they last opened their Home
+	dirty   map[viewer]bool
+	order   []viewer // dirty viewers, first marked first
+	// seq counts the marks; marked holds, per dirty viewer, the seq of
 	// their latest mark. A round draws from the store as it was at its
-	// start (seq then): a user marked since is drawn again, by a later
+	// start (seq then): a viewer marked since is drawn again, by a later
 	// round, rather than cleared with the older view.
 	seq    int64
-	marked map[string]int64
-	last   map[string][32]byte // user → hash of the view last published
-	tokens float64
-	at     time.Time // of the last refill
-	kick   chan struct{}
+	marked map[viewer]int64
+	last   map[viewer][32]byte // hash of the view last published
+	// paces are the publish tokens of each workspace: Slack limits
+	// views.publish per workspace, so each has its own bucket, and a
+	// workspace out of tokens leaves its turn to the others.
+	paces map[string]*pace
+	kick  chan struct{}
 	// published counts views.publish calls made (for tests and figures).
 	published int
 }
 
-func newHomeBoard(b *Bot) *homeBoard {
-	return &homeBoard{b: b, viewers: map[string]time.Time{}, dirty: map[string]bool{}, marked: map[string]int64{}, last: map[string][32]byte{},
-		tokens: homeBurst, kick: make(chan struct{}, 1)}
+// viewer is a person whose Home is kept: ws is the installation key of
+// their workspace ("" in single-workspace mode).
+type viewer struct{ ws, user string }
+
+// pace is one workspace's views.publish token bucket.
+type pace struct {
+	tokens float64
+	at     time.Time // of the last refill
 }
 
-// opened notes that user opened their Home: it is published (if it
-// differs from what they last got) and kept current for homeKeep.
-func (h *homeBoard) opened(user string) {
+func newHomeBoard(b *Bot) *homeBoard {
+	return &homeBoard{b: b, viewers: map[viewer]time.Time{}, dirty: map[viewer]bool{}, marked: map[viewer]int64{},
+		last: map[viewer][32]byte{}, paces: map[string]*pace{}, kick: make(chan struct{}, 1)}
+}
+
+// opened notes that v opened their Home: it is published (if it differs
+// from what they last got) and kept current for homeKeep.
+func (h *homeBoard) opened(v viewer) {
 	h.mu.Lock()
-	h.viewers[user] = h.b.cfg.Clock.Now()
-	h.markLocked(user)
+	h.viewers[v] = h.b.cfg.Clock.Now()
+	h.markLocked(v)
 	h.mu.Unlock()
 	h.poke()
 }
@@ -74,24 +87,39 @@ func (h *homeBoard) opened(user string) {
 func (h *homeBoard) changed() {
 	h.mu.Lock()
 	now := h.b.cfg.Clock.Now()
-	for u, at := range h.viewers {
+	for v, at := range h.viewers {
 		if now.Sub(at) > homeKeep {
-			delete(h.viewers, u)
-			delete(h.last, u)
+			delete(h.viewers, v)
+			delete(h.last, v)
 			continue
 		}
-		h.markLocked(u)
+		h.markLocked(v)
 	}
 	h.mu.Unlock()
 	h.poke()
 }
 
-func (h *homeBoard) markLocked(user string) {
+// forget drops the viewers of workspace ws (uninstalled): nothing is
+// published there any more.
+func (h *homeBoard) forget(ws string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for v := range h.viewers {
+		if v.ws == ws {
+			delete(h.viewers, v)
+			delete(h.last, v)
+			h.doneLocked(v, h.seq)
+		}
+	}
+	delete(h.paces, ws)
+}
+
+func (h *homeBoard) markLocked(v viewer) {
 	h.seq++
-	h.marked[user] = h.seq
-	if !h.dirty[user] {
-		h.dirty[user] = true
-		h.order = append(h.order, user)
+	h.marked[v] = h.seq
+	if !h.dirty[v] {
+		h.dirty[v] = true
+		h.order = append(h.order, v)
 	}
 }
 
@@ -102,25 +130,29 @@ func (h *homeBoard) poke() {
 	}
 }
 
-// take spends a publish token; when none is left it returns the wait for
-// the next one.
-func (h *homeBoard) takeLocked(now time.Time) (bool, time.Duration) {
-	if el := now.Sub(h.at).Seconds(); el > 0 {
-		h.tokens = min(homeBurst, h.tokens+el*homeRate)
+// takeLocked spends one of workspace ws's publish tokens; when none is
+// left it returns the wait for the next one.
+func (h *homeBoard) takeLocked(ws string, now time.Time) (bool, time.Duration) {
+	p := h.paces[ws]
+	if p == nil {
+		p = &pace{tokens: homeBurst, at: now}
+		h.paces[ws] = p
 	}
-	h.at = now
-	if h.tokens >= 1 {
-		h.tokens--
+	if el := now.Sub(p.at).Seconds(); el > 0 {
+		p.tokens = min(homeBurst, p.tokens+el*homeRate)
+	}
+	p.at = now
+	if p.tokens >= 1 {
+		p.tokens--
 		return true, 0
 	}
-	return false, time.Duration((1 - h.tokens) / homeRate * float64(time.Second))
+	return false, time.Duration((1 - p.tokens) / homeRate * float64(time.Second))
 }
 
 // run publishes the Homes that are due until ctx ends. Its pacing runs
 // on the wall clock, as Slack's limit does (Config.Clock, which tests
 // stop, only ages who is kept current).
 func (h *homeBoard) run(ctx context.Context) {
-	h.at = time.Now()
 	for ctx.Err() == nil {
 		wait := h.round(ctx)
 		t := time.NewTimer(wait)
@@ -133,8 +165,21 @@ func (h *homeBoard) run(ctx context.Context) {
 	}
 }
 
-// round publishes as many due Homes as tokens allow, drawing them from
-// one read of the store, and returns how long to wait before the next.
+// nextLocked is the first due viewer whose workspace is not held this
+// round.
+func (h *homeBoard) nextLocked(held map[string]bool) (viewer, bool) {
+	for _, v := range h.order {
+		if !held[v.ws] {
+			return v, true
+		}
+	}
+	return viewer{}, false
+}
+
+// round publishes as many due Homes as each workspace's tokens allow,
+// drawing them from one read of the store, and returns how long to wait
+// before the next. A workspace out of tokens (or failing) is held for the
+// rest of the round while the others' Homes go on.
 func (h *homeBoard) round(ctx context.Context) time.Duration {
 	h.mu.Lock()
 	n, snap := len(h.order), h.seq
@@ -147,79 +192,97 @@ func (h *homeBoard) round(ctx context.Context) time.Duration {
 		h.b.log.Warn().Err(err).Msg("home: could not read the asks; retrying")
 		return time.Second
 	}
+	held := map[string]bool{}
+	next := homeRound // the soonest a held workspace may go on
+	hold := func(ws string, wait time.Duration) {
+		held[ws] = true
+		next = min(next, wait)
+	}
 	for ctx.Err() == nil {
 		h.mu.Lock()
-		if len(h.order) == 0 {
+		v, ok := h.nextLocked(held)
+		if !ok {
 			h.mu.Unlock()
-			return homeRound
+			return next
 		}
-		user := h.order[0]
-		if h.marked[user] > snap {
+		if h.marked[v] > snap {
 			h.mu.Unlock()
 			return 0 // changed since this round read the store: read it again
 		}
 		h.mu.Unlock()
-		view := h.b.homeView(ctx, user, pending, recent)
+		view := h.b.homeView(ctx, v, pending, recent)
 		raw, _ := json.Marshal(view)
 		sum := sha256.Sum256(raw)
 		h.mu.Lock()
-		if h.last[user] == sum {
-			h.doneLocked(user, snap) // nothing new for them: no call
+		if h.last[v] == sum {
+			h.doneLocked(v, snap) // nothing new for them: no call
 			h.mu.Unlock()
 			continue
 		}
-		ok, wait := h.takeLocked(time.Now())
+		ok, wait := h.takeLocked(v.ws, time.Now())
 		h.mu.Unlock()
 		if !ok {
-			return wait
+			hold(v.ws, wait)
+			continue
 		}
-		err := h.b.call(ctx, "views.publish", func(ctx context.Context) error {
-			_, err := h.b.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: view})
-			return err
-		})
+		c, err := h.b.keyConn(ctx, v.ws)
+		if errors.Is(err, installs.ErrNotInstalled) {
+			h.forget(v.ws) // uninstalled meanwhile
+			continue
+		}
+		if err == nil {
+			err = h.b.call(ctx, "views.publish", func(ctx context.Context) error {
+				_, err := c.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: v.user, View: view})
+				return err
+			})
+		}
 		h.mu.Lock()
 		h.published++
 		if err != nil {
 			// Left due, at the back: one person's failure does not stop
 			// the others' Homes.
-			h.doneLocked(user, h.seq)
-			h.markLocked(user)
+			h.doneLocked(v, h.seq)
+			h.markLocked(v)
 			h.mu.Unlock()
 			if ctx.Err() == nil {
-				h.b.log.Warn().Err(err).Str("user", user).Msg("home: views.publish failed; retrying")
+				h.b.log.Warn().Err(err).Str("user", v.user).Str("workspace", v.ws).Msg("home: views.publish failed; retrying")
 			}
-			return time.Second
+			hold(v.ws, time.Second)
+			continue
 		}
-		h.last[user] = sum
-		h.doneLocked(user, snap)
+		h.last[v] = sum
+		h.doneLocked(v, snap)
 		h.mu.Unlock()
 	}
 	return homeRound
 }
 
-// doneLocked clears user's mark when it is no later than snap (the view
+// doneLocked clears v's mark when it is no later than snap (the view
 // drawn saw it); a later mark keeps them due.
-func (h *homeBoard) doneLocked(user string, snap int64) {
-	if h.marked[user] > snap {
+func (h *homeBoard) doneLocked(v viewer, snap int64) {
+	if h.marked[v] > snap {
 		return
 	}
-	delete(h.marked, user)
-	delete(h.dirty, user)
+	delete(h.marked, v)
+	delete(h.dirty, v)
 	for i, u := range h.order {
-		if u == user {
+		if u == v {
 			h.order = append(h.order[:i], h.order[i+1:]...)
 			break
 		}
 	}
 }
 
-// homeView draws user's Home from the records.
-func (b *Bot) homeView(ctx context.Context, user string, pending, recent []asks.Record) slack.HomeTabViewRequest {
+// homeView draws v's Home from the records of their workspace.
+func (b *Bot) homeView(ctx context.Context, v viewer, pending, recent []asks.Record) slack.HomeTabViewRequest {
 	inGroup := func(group string) bool {
-		ok, err := b.InGroup(ctx, group, user)
+		ok, err := b.InGroup(ctx, v.ws, group, v.user)
 		return err == nil && ok
 	}
-	in := asks.InboxOf(user, pending, recent, inGroup, blocks.MaxHomeWaiting+1, blocks.MaxHomeAnswered)
+	if b.routes.many() {
+		pending, recent = ofWorkspace(pending, v.ws), ofWorkspace(recent, v.ws)
+	}
+	in := asks.InboxOf(v.user, pending, recent, inGroup, blocks.MaxHomeWaiting+1, blocks.MaxHomeAnswered)
 	waiting := make([]blocks.View, len(in.Waiting))
 	for i, r := range in.Waiting {
 		waiting[i] = view(r)
@@ -231,11 +294,26 @@ func (b *Bot) homeView(ctx context.Context, user string, pending, recent []asks.
 	return blocks.Home(waiting, answered)
 }
 
+// ofWorkspace is the records of recs stamped with workspace ws.
+func ofWorkspace(recs []asks.Record, ws string) []asks.Record {
+	var out []asks.Record
+	for _, r := range recs {
+		if r.TeamID == ws {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Event implements EventHandler: app_home_opened on the Home tab starts
 // keeping the person's Home current.
 func (b *Bot) Event(ctx context.Context, ev EventCallback) {
 	if ev.Type == "app_home_opened" && ev.Tab == "home" && interaction.IsUserID(ev.User) && b.home != nil {
-		b.home.opened(ev.User)
+		ws := ""
+		if b.routes.many() {
+			ws = ev.key()
+		}
+		b.home.opened(viewer{ws: ws, user: ev.User})
 	}
 	b.uninstallEvent(ctx, ev)
 }
@@ -254,9 +332,7 @@ func (b *Bot) openAnswerForm(ctx context.Context, cb *callback, ref blocks.Ref) 
 		return
 	}
 	meta := b.signMeta(viewMeta{askID: rec.ID, q: -1, user: cb.User.ID})
-	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, blocks.AnswerModal(viewFor(rec, cb.User.ID), meta)); err != nil {
+	if err := b.openView(ctx, cb, blocks.AnswerModal(viewFor(rec, cb.User.ID), meta)); err != nil {
 		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open of the answer form failed")
 	}
 }
@@ -300,7 +376,7 @@ func (b *Bot) onAnswerForm(ctx context.Context, env *Envelope, meta viewMeta) {
 	case err == nil:
 		env.Ack(nil)
 		if asks.Many(rec) {
-			b.handlers.Go(func() { b.ephemeralDM(ctx, act.By.ID, submittedNotice(rec, act.By.ID)) })
+			b.handlers.Go(func() { b.ephemeralDM(ctx, rec, act.By.ID, submittedNotice(rec, act.By.ID)) })
 		}
 	case errors.As(err, &re):
 		errs := map[string]string{}
@@ -328,11 +404,15 @@ func (b *Bot) onAnswerForm(ctx context.Context, env *Envelope, meta viewMeta) {
 
 // ephemeralDM tells user something in their DM with the app (an answer
 // from the Home tab has no conversation of its own). Failures are logged.
-func (b *Bot) ephemeralDM(ctx context.Context, user, text string) {
-	ch, err := b.OpenDM(ctx, user)
+func (b *Bot) ephemeralDM(ctx context.Context, rec asks.Record, user, text string) {
+	c, err := b.keyConn(ctx, rec.TeamID)
+	var ch string
 	if err == nil {
-		err = b.callPost(ctx, ch, func(ctx context.Context) error {
-			_, _, err := b.api.PostMessageContext(ctx, ch, slack.MsgOptionText(text, false))
+		ch, err = b.openDM(ctx, c, user)
+	}
+	if err == nil {
+		err = b.callPost(ctx, c, ch, func(ctx context.Context) error {
+			_, _, err := c.api.PostMessageContext(ctx, ch, slack.MsgOptionText(text, false))
 			return err
 		})
 	}

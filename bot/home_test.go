@@ -133,16 +133,17 @@ func (r *rig) sentinelHome(b *running, user string, a interaction.Ask) {
 // the store keeps that person due: the round's view does not clear it.
 func TestHomeMarkDuringARoundIsKept(t *testing.T) {
 	h := newHomeBoard(&Bot{cfg: Config{Clock: clock.Real{}}})
-	h.opened(alice)
+	v := viewer{user: alice}
+	h.opened(v)
 	h.mu.Lock()
 	snap := h.seq // the round reads the store here
 	h.mu.Unlock()
 	h.changed() // an ask changes meanwhile
 	h.mu.Lock()
-	h.doneLocked(alice, snap) // the round published what it read
-	due := h.dirty[alice]
-	h.doneLocked(alice, h.seq) // a later round saw the change
-	again := h.dirty[alice]
+	h.doneLocked(v, snap) // the round published what it read
+	due := h.dirty[v]
+	h.doneLocked(v, h.seq) // a later round saw the change
+	again := h.dirty[v]
 	h.mu.Unlock()
 	if !due || again {
 		t.Fatalf("due after the older view: %v (want true); after the newer: %v (want false)", due, again)

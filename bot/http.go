@@ -234,7 +234,7 @@ func (h *HTTP) Events() http.Handler {
 			}
 			var inner EventCallback
 			if json.Unmarshal(cb.Event, &inner) == nil {
-				inner.Team = cb.TeamID
+				inner.Team, inner.Enterprise, inner.OrgWide = cb.TeamID, cb.EnterpriseID, cb.IsEnterpriseInstall
 				// As a Socket hands an events_api envelope over once acked:
 				// an event the bot reads asks for nothing to be stored.
 				defer h.Handler.AcceptEvent(inner)

@@ -103,7 +103,7 @@ func (b *Bot) blockActionJobs(ctx context.Context, env *Envelope) []job {
 func actOf(cb *callback, askID string, rev int, form bool) asks.Act {
 	a := asks.Act{
 		AskID: askID, By: interaction.User{ID: cb.User.ID, Name: cb.User.Name},
-		Workspace: cb.Team.ID, App: cb.APIAppID, Form: form, Rev: rev,
+		Workspace: payloadKey(cb.Enterprise.ID, cb.Team.ID, cb.IsEnterpriseInstall), App: cb.APIAppID, Form: form, Rev: rev,
 	}
 	if !form && cb.Container.ChannelID != "" && cb.Container.MessageTs != "" {
 		a.Ref = copyRef(cb.Container.ChannelID, cb.Container.MessageTs)

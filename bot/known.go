@@ -20,21 +20,28 @@ const knownTTL = 10 * time.Minute
 // are not cached: a person may be added meanwhile.
 type knownUsers struct {
 	mu sync.Mutex
-	at map[string]time.Time
+	at map[string]time.Time // by workspace key and user
 }
 
 // CheckIDs refuses, before an ask is kept, a user or user-group id that
-// Slack does not know (users.info, usergroups.users.list; both cached):
+// Slack (in the ask's workspace) does not know (users.info, usergroups.users.list; both cached):
 // INVALID_QUESTION naming the id, rather than an ask nobody can answer. A
 // call that fails otherwise (Slack unreachable) refuses nothing: the ask
 // is not held up by a check that cannot tell.
-func (b *Bot) CheckIDs(ctx context.Context, ids []string) error {
+func (b *Bot) CheckIDs(ctx context.Context, workspace string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	c, err := b.keyConn(ctx, workspace)
+	if err != nil {
+		return fmt.Errorf("check ids: %w", err)
+	}
 	for _, id := range ids {
 		var err error
 		if interaction.IsUserGroupID(id) {
-			_, err = b.groups.members(ctx, id)
+			_, err = b.groups.members(ctx, c, id)
 		} else {
-			err = b.knownUser(ctx, id)
+			err = b.knownUser(ctx, c, id)
 		}
 		if interaction.ErrorCode(err) == interaction.InvalidQuestion {
 			return err
@@ -49,10 +56,11 @@ func (b *Bot) CheckIDs(ctx context.Context, ids []string) error {
 // knownUser returns nil when Slack knows user (from the cache when fresh),
 // an INVALID_QUESTION when it says user_not_found, and other errors as
 // they come.
-func (b *Bot) knownUser(ctx context.Context, user string) error {
+func (b *Bot) knownUser(ctx context.Context, c conn, user string) error {
 	now := b.cfg.Clock.Now()
+	key := c.ws.key + "/" + user
 	b.known.mu.Lock()
-	at, ok := b.known.at[user]
+	at, ok := b.known.at[key]
 	b.known.mu.Unlock()
 	if ok && now.Sub(at) < knownTTL {
 		return nil
@@ -60,7 +68,7 @@ func (b *Bot) knownUser(ctx context.Context, user string) error {
 	var last error
 	err := b.call(ctx, "users.info", func(ctx context.Context) (err error) {
 		var u *slack.User
-		u, err = b.api.GetUserInfoContext(ctx, user)
+		u, err = c.api.GetUserInfoContext(ctx, user)
 		if err == nil && u == nil {
 			err = fmt.Errorf("users.info %s: no user in the answer", user)
 		}
@@ -77,7 +85,7 @@ func (b *Bot) knownUser(ctx context.Context, user string) error {
 	if b.known.at == nil {
 		b.known.at = map[string]time.Time{}
 	}
-	b.known.at[user] = now
+	b.known.at[key] = now
 	b.known.mu.Unlock()
 	return nil
 }

@@ -71,6 +71,19 @@ func (b *Bot) parseMeta(s string) (viewMeta, bool) {
 	return m, true
 }
 
+// openView opens the modal v on cb's trigger, with the token of the
+// installation cb came through, within the 3 s the trigger lives.
+func (b *Bot) openView(ctx context.Context, cb *callback, v slack.ModalViewRequest) error {
+	c, err := b.cbConn(ctx, cb)
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err = c.api.OpenViewContext(octx, cb.TriggerID, v)
+	return err
+}
+
 // openModal answers an "Other…" or "Details" click with views.open, right
 // away: the trigger id dies about 3 s after the click.
 func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
@@ -90,9 +103,7 @@ func (b *Bot) openModal(ctx context.Context, cb *callback, ref blocks.Ref) {
 	} else {
 		modal = blocks.OtherModal(viewFor(rec, cb.User.ID), ref.Question, meta)
 	}
-	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, modal); err != nil {
+	if err := b.openView(ctx, cb, modal); err != nil {
 		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open failed")
 		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please press the button again.")
 	}
@@ -104,9 +115,7 @@ func (b *Bot) openNote(ctx context.Context, cb *callback, rec asks.Record, q, op
 	required := q >= 0 && q < len(rec.Questions) && opt >= 0 && opt < len(rec.Questions[q].Options) &&
 		rec.Questions[q].Options[opt].Note == interaction.NoteRequired
 	meta := b.signMeta(viewMeta{askID: rec.ID, q: q, user: cb.User.ID, note: true, opt: opt, required: required})
-	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := b.api.OpenViewContext(octx, cb.TriggerID, blocks.NoteModal(view(rec), q, opt, meta)); err != nil {
+	if err := b.openView(ctx, cb, blocks.NoteModal(view(rec), q, opt, meta)); err != nil {
 		b.log.Warn().Err(slackErr(err)).Str("ask", rec.ID).Msg("views.open failed")
 		b.ephemeral(ctx, rec, cb.User.ID, "Sorry, the form could not open in time. Please choose again.")
 	}

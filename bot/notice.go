@@ -34,9 +34,13 @@ func (b *Bot) Notice(ctx context.Context, rec asks.Record, n asks.Notice) error 
 	if rec.Channel == "" || thread == "" {
 		return fmt.Errorf("bot notice %s: the ask is not posted", rec.ID)
 	}
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return fmt.Errorf("bot notice %s: %w", rec.ID, err)
+	}
 	id := noticeBlockID(rec.ID, n.Key)
 	if n.Retry {
-		found, err := b.findNotice(ctx, rec.Channel, thread, id)
+		found, err := b.findNotice(ctx, c, rec.Channel, thread, id)
 		if err != nil {
 			return fmt.Errorf("bot notice %s: %w", rec.ID, err)
 		}
@@ -49,8 +53,8 @@ func (b *Bot) Notice(ctx context.Context, rec asks.Record, n asks.Notice) error 
 		text = reminderText(rec, b.teamMissing(ctx, rec))
 	}
 	blk := slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil, slack.SectionBlockOptionBlockID(id))
-	err := b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
-		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blk), slack.MsgOptionTS(thread))
+	err = b.callPost(ctx, c, rec.Channel, func(ctx context.Context) error {
+		_, _, err := c.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blk), slack.MsgOptionTS(thread))
 		return err
 	})
 	if err != nil {
@@ -61,13 +65,13 @@ func (b *Bot) Notice(ctx context.Context, rec asks.Record, n asks.Notice) error 
 
 // findNotice reports whether the thread holds a message with a block
 // whose id is id.
-func (b *Bot) findNotice(ctx context.Context, channel, thread, id string) (bool, error) {
+func (b *Bot) findNotice(ctx context.Context, c conn, channel, thread, id string) (bool, error) {
 	cursor := ""
 	for range findPages {
 		var msgs []slack.Message
 		var next string
 		err := b.call(ctx, "conversations.replies", func(ctx context.Context) (err error) {
-			msgs, _, next, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			msgs, _, next, err = c.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 				ChannelID: channel, Timestamp: thread, Limit: 200, Cursor: cursor})
 			return err
 		})

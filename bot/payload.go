@@ -25,10 +25,17 @@ type callback struct {
 	Team struct {
 		ID string `json:"id"`
 	} `json:"team"`
-	APIAppID  string           `json:"api_app_id"`
-	Container slack.Container  `json:"container"`
-	TriggerID string           `json:"trigger_id"`
-	Actions   []*payloadAction `json:"actions"`
+	// Enterprise is the Grid organization (absent outside Grid), and
+	// IsEnterpriseInstall marks a payload of an org-wide install, which
+	// is routed by Enterprise (its team may be absent).
+	Enterprise struct {
+		ID string `json:"id"`
+	} `json:"enterprise"`
+	IsEnterpriseInstall bool             `json:"is_enterprise_install"`
+	APIAppID            string           `json:"api_app_id"`
+	Container           slack.Container  `json:"container"`
+	TriggerID           string           `json:"trigger_id"`
+	Actions             []*payloadAction `json:"actions"`
 	// State is a block_actions payload's state of the whole message, kept
 	// raw: only a Submit reads it (blockState), and most payloads are a
 	// select changing.

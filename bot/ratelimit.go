@@ -106,28 +106,29 @@ func (g *postGates) untilOf(gate *postGate) time.Time {
 }
 
 // callPost runs one chat.postMessage (or other per-channel post) to
-// channel. While the channel is not rate-limited it calls at once; once
+// channel of c's workspace. While the channel is not rate-limited it calls at once; once
 // it is, posts wait for their turn and the one whose turn it is waits out
 // Retry-After and retries (at most maxRateLimitRetries times). Waiting
 // ends with ctx. Errors are as for call.
-func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Context) error) error {
+func (b *Bot) callPost(ctx context.Context, c conn, channel string, fn func(context.Context) error) error {
 	const method = "chat.postMessage"
 	pause := rateLimitBackoff
-	gate, limited := b.postTurns.enter(channel)
-	defer b.postTurns.leave(channel, gate)
+	turns := &c.ws.posts // the workspace's: Slack limits each workspace apart
+	gate, limited := turns.enter(channel)
+	defer turns.leave(channel, gate)
 	if !limited {
 		err := fn(ctx)
 		var rl *slack.RateLimitedError
 		if err == nil || !errors.As(err, &rl) {
 			return callErr(ctx, method, err)
 		}
-		b.postTurns.limitUntil(gate, time.Now().Add(retryAfter(&pause, rl)))
+		turns.limitUntil(gate, time.Now().Add(retryAfter(&pause, rl)))
 	}
 	gaveUp := func() error {
 		return fmt.Errorf("%s: %w", method, interaction.Errorf(interaction.SlackError, "rate limited and gave up: %v", ctx.Err()))
 	}
-	b.postTurns.queue(gate, 1)
-	defer b.postTurns.queue(gate, -1)
+	turns.queue(gate, 1)
+	defer turns.queue(gate, -1)
 	select {
 	case <-gate.turn:
 	case <-ctx.Done():
@@ -135,7 +136,7 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 	}
 	defer func() { gate.turn <- struct{}{} }()
 	err := backoff.Retry{}.Do(ctx, func(attempt int) error {
-		if wait := time.Until(b.postTurns.untilOf(gate)); wait > 0 {
+		if wait := time.Until(turns.untilOf(gate)); wait > 0 {
 			if attempt == 1 {
 				b.log.Debug().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("channel rate limited; waiting for the turn")
 			}
@@ -153,7 +154,7 @@ func (b *Bot) callPost(ctx context.Context, channel string, fn func(context.Cont
 		}
 		wait := retryAfter(&pause, rl)
 		b.log.Info().Str("method", method).Str("channel", channel).Dur("retry_after", wait).Msg("rate limited by Slack; waiting")
-		b.postTurns.limitUntil(gate, time.Now().Add(wait))
+		turns.limitUntil(gate, time.Now().Add(wait))
 		return backoff.After(wait, err) // the turn's wait: the next attempt finds it passed
 	})
 	var rl *slack.RateLimitedError

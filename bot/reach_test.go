@@ -52,7 +52,7 @@ func TestPostStoresThePermalink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := b.bot.api.GetPermalink(&slack.PermalinkParameters{Channel: chanID, Ts: ask.TS})
+	want, err := b.bot.routes.single.GetPermalink(&slack.PermalinkParameters{Channel: chanID, Ts: ask.TS})
 	if err != nil || want == "" {
 		t.Fatalf("the fake's permalink: %q %v", want, err)
 	}
@@ -157,7 +157,7 @@ func TestFindPostedPagesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 250 {
-		if _, _, err := b.bot.api.PostMessageContext(ctx, chanID, slack.MsgOptionText(fmt.Sprintf("chatter %d", i), false)); err != nil {
+		if _, _, err := b.bot.routes.single.PostMessageContext(ctx, chanID, slack.MsgOptionText(fmt.Sprintf("chatter %d", i), false)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestRecoveryAdoptsAPostBehind250Messages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 250 {
-		if _, _, err := b.bot.api.PostMessageContext(ctx, chanID, slack.MsgOptionText(fmt.Sprintf("chatter %d", i), false)); err != nil {
+		if _, _, err := b.bot.routes.single.PostMessageContext(ctx, chanID, slack.MsgOptionText(fmt.Sprintf("chatter %d", i), false)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -101,24 +101,33 @@ type EventCallback struct {
 	Tokens struct {
 		Bot []string `json:"bot"`
 	} `json:"tokens"`
-	// Team is the workspace of the callback (its team_id), set by the
-	// transport.
-	Team string `json:"-"`
+	// Team is the workspace of the callback (its team_id), Enterprise its
+	// Grid organization (enterprise_id) and OrgWide its
+	// is_enterprise_install, set by the transport.
+	Team, Enterprise string `json:"-"`
+	OrgWide          bool   `json:"-"`
 }
+
+// key is the installation key the event came through (as asks are
+// stamped): its enterprise for an org-wide install, else its team.
+func (ev EventCallback) key() string { return payloadKey(ev.Enterprise, ev.Team, ev.OrgWide) }
 
 // decodeEvent reads the event of an events_api frame; ok is false when it
 // does not decode.
 func decodeEvent(frame []byte) (ev EventCallback, ok bool) {
 	var env struct {
 		Payload struct {
-			Event  EventCallback `json:"event"`
-			TeamID string        `json:"team_id"`
+			Event               EventCallback `json:"event"`
+			TeamID              string        `json:"team_id"`
+			EnterpriseID        string        `json:"enterprise_id"`
+			IsEnterpriseInstall bool          `json:"is_enterprise_install"`
 		} `json:"payload"`
 	}
 	if json.Unmarshal(frame, &env) != nil {
 		return ev, false
 	}
 	env.Payload.Event.Team = env.Payload.TeamID
+	env.Payload.Event.Enterprise, env.Payload.Event.OrgWide = env.Payload.EnterpriseID, env.Payload.IsEnterpriseInstall
 	return env.Payload.Event, true
 }
 

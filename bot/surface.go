@@ -27,11 +27,15 @@ var (
 // waits out Slack's rate limit: a 429 (or a conversation still inside the
 // last Retry-After) is *asks.RateLimited, and the lifecycle queues the ask.
 func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
-	ch, err := b.mainChannel(ctx, rec)
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return asks.Posted{}, fmt.Errorf("chat.postMessage: %w", err)
+	}
+	ch, err := b.mainChannel(ctx, c, rec)
 	if err != nil {
 		return asks.Posted{}, err
 	}
-	at, err := b.postView(ctx, ch, rec.ThreadTS, view(rec))
+	at, err := b.postView(ctx, c, ch, rec.ThreadTS, view(rec))
 	if err != nil {
 		return at, err
 	}
@@ -42,9 +46,9 @@ func (b *Bot) Post(ctx context.Context, rec asks.Record) (asks.Posted, error) {
 
 // mainChannel is the conversation of rec's main message: its channel, or
 // for a direct ask not posted yet, the DM with its person.
-func (b *Bot) mainChannel(ctx context.Context, rec asks.Record) (string, error) {
+func (b *Bot) mainChannel(ctx context.Context, c conn, rec asks.Record) (string, error) {
 	if rec.Channel == "" && rec.User != "" {
-		return b.OpenDM(ctx, rec.User)
+		return b.openDM(ctx, c, rec.User)
 	}
 	return rec.Channel, nil
 }
@@ -60,9 +64,9 @@ func (b *Bot) MainRef(rec asks.Record) string {
 
 // postView posts the message drawing v in channel (in thread when set).
 // Errors as Post's.
-func (b *Bot) postView(ctx context.Context, channel, thread string, v blocks.View) (asks.Posted, error) {
+func (b *Bot) postView(ctx context.Context, c conn, channel, thread string, v blocks.View) (asks.Posted, error) {
 	const method = "chat.postMessage"
-	if wait := time.Until(b.postTurns.limitedUntil(channel)); wait > 0 {
+	if wait := time.Until(c.ws.posts.limitedUntil(channel)); wait > 0 {
 		return asks.Posted{}, fmt.Errorf("%s: %w", method, &asks.RateLimited{RetryAfter: wait})
 	}
 	text, blks := blocks.Message(v)
@@ -72,7 +76,7 @@ func (b *Bot) postView(ctx context.Context, channel, thread string, v blocks.Vie
 	}
 	var at asks.Posted
 	var err error
-	at.Channel, at.TS, err = b.api.PostMessageContext(ctx, channel, opts...)
+	at.Channel, at.TS, err = c.api.PostMessageContext(ctx, channel, opts...)
 	var rl *slack.RateLimitedError
 	switch {
 	case err == nil:
@@ -80,7 +84,7 @@ func (b *Bot) postView(ctx context.Context, channel, thread string, v blocks.Vie
 	case errors.As(err, &rl):
 		pause := rateLimitBackoff
 		wait := retryAfter(&pause, rl)
-		b.postTurns.limitFor(channel, time.Now().Add(wait))
+		c.ws.posts.limitFor(channel, time.Now().Add(wait))
 		return at, fmt.Errorf("%s: %w", method, &asks.RateLimited{RetryAfter: wait})
 	case !refusedBySlack(err):
 		return at, fmt.Errorf("%w: %s: %w", asks.ErrOutcomeUnknown, method, slackErr(err))
@@ -109,10 +113,14 @@ func refusedBySlack(err error) bool {
 }
 
 // Permalink implements asks.Permalinker with chat.getPermalink.
-func (b *Bot) Permalink(ctx context.Context, at asks.Posted) (string, error) {
+func (b *Bot) Permalink(ctx context.Context, rec asks.Record, at asks.Posted) (string, error) {
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return "", fmt.Errorf("chat.getPermalink: %w", err)
+	}
 	var link string
-	err := b.call(ctx, "chat.getPermalink", func(ctx context.Context) (err error) {
-		link, err = b.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: at.Channel, Ts: at.TS})
+	err = b.call(ctx, "chat.getPermalink", func(ctx context.Context) (err error) {
+		link, err = c.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: at.Channel, Ts: at.TS})
 		return err
 	})
 	return link, err
@@ -120,17 +128,21 @@ func (b *Bot) Permalink(ctx context.Context, at asks.Posted) (string, error) {
 
 // Update implements asks.Surface with chat.update.
 func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
-	return b.update(ctx, rec.Channel, rec.TS, view(rec))
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return fmt.Errorf("chat.update: %w", err)
+	}
+	return b.update(ctx, c, rec.Channel, rec.TS, view(rec))
 }
 
 // update makes the message channel/ts draw v. When Slack says the message
 // or its conversation is gone, the error wraps asks.ErrMessageGone: no
 // retry can bring it back.
-func (b *Bot) update(ctx context.Context, channel, ts string, v blocks.View) error {
+func (b *Bot) update(ctx context.Context, c conn, channel, ts string, v blocks.View) error {
 	text, blks := blocks.Message(v)
 	var last error
 	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts,
+		_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts,
 			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
 		last = err
 		return err
@@ -150,19 +162,23 @@ func (b *Bot) Remind(ctx context.Context, rec asks.Record) error {
 	if rec.ThreadTS != "" {
 		thread = rec.ThreadTS
 	}
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return fmt.Errorf("chat.postMessage: %w", err)
+	}
 	text := reminderText(rec, b.teamMissing(ctx, rec))
-	return b.callPost(ctx, rec.Channel, func(ctx context.Context) error {
-		_, _, err := b.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
+	return b.callPost(ctx, c, rec.Channel, func(ctx context.Context) error {
+		_, _, err := c.api.PostMessageContext(ctx, rec.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
 	})
 }
 
-// OpenDM implements asks.Surface with conversations.open.
-func (b *Bot) OpenDM(ctx context.Context, user string) (string, error) {
+// openDM opens the DM with user (conversations.open).
+func (b *Bot) openDM(ctx context.Context, c conn, user string) (string, error) {
 	var ch *slack.Channel
 	var last error
 	err := b.call(ctx, "conversations.open", func(ctx context.Context) (err error) {
-		ch, _, _, err = b.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+		ch, _, _, err = c.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
 		last = err
 		return err
 	})
@@ -190,21 +206,25 @@ func splitRef(ref string) (channel, ts string, err error) {
 
 // copyChannel is the conversation copy c goes to: the DM with c.For
 // (conversations.open), or c.In.
-func (b *Bot) copyChannel(ctx context.Context, c asks.Copy) (string, error) {
-	if c.For != "" {
-		return b.OpenDM(ctx, c.For)
+func (b *Bot) copyChannel(ctx context.Context, c conn, cp asks.Copy) (string, error) {
+	if cp.For != "" {
+		return b.openDM(ctx, c, cp.For)
 	}
-	return c.In, nil
+	return cp.In, nil
 }
 
 // PostCopy implements asks.Surface: the ask's message, with its own
 // controls, in a DM to c.For or in the conversation c.In. Errors as Post's.
-func (b *Bot) PostCopy(ctx context.Context, rec asks.Record, c asks.Copy) (asks.Posted, error) {
-	ch, err := b.copyChannel(ctx, c)
+func (b *Bot) PostCopy(ctx context.Context, rec asks.Record, cp asks.Copy) (asks.Posted, error) {
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return asks.Posted{}, fmt.Errorf("chat.postMessage: %w", err)
+	}
+	ch, err := b.copyChannel(ctx, c, cp)
 	if err != nil {
 		return asks.Posted{}, err
 	}
-	at, err := b.postView(ctx, ch, "", view(rec))
+	at, err := b.postView(ctx, c, ch, "", view(rec))
 	if err != nil {
 		return asks.Posted{}, err
 	}
@@ -214,21 +234,29 @@ func (b *Bot) PostCopy(ctx context.Context, rec asks.Record, c asks.Copy) (asks.
 }
 
 // UpdateCopy implements asks.Surface with chat.update of the copy's message.
-func (b *Bot) UpdateCopy(ctx context.Context, rec asks.Record, c asks.Copy) error {
-	ch, ts, err := splitRef(c.Ref)
+func (b *Bot) UpdateCopy(ctx context.Context, rec asks.Record, cp asks.Copy) error {
+	ch, ts, err := splitRef(cp.Ref)
 	if err != nil {
 		return fmt.Errorf("chat.update: %w", err)
 	}
-	return b.update(ctx, ch, ts, view(rec))
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return fmt.Errorf("chat.update: %w", err)
+	}
+	return b.update(ctx, c, ch, ts, view(rec))
 }
 
 // FindCopy implements asks.Surface: FindPosted in the copy's conversation.
-func (b *Bot) FindCopy(ctx context.Context, rec asks.Record, c asks.Copy) (asks.Posted, error) {
-	ch, err := b.copyChannel(ctx, c)
+func (b *Bot) FindCopy(ctx context.Context, rec asks.Record, cp asks.Copy) (asks.Posted, error) {
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return asks.Posted{}, fmt.Errorf("conversations.history: %w", err)
+	}
+	ch, err := b.copyChannel(ctx, c, cp)
 	if err != nil {
 		return asks.Posted{}, err
 	}
-	ts, err := b.find(ctx, rec, ch, "")
+	ts, err := b.find(ctx, c, rec, ch, "")
 	if err != nil || ts == "" {
 		return asks.Posted{}, err
 	}
@@ -246,11 +274,15 @@ const findPages = 50
 // in a thread) page by page, newest first, back to a minute before the
 // ask's creation, however many messages came after it.
 func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (asks.Posted, error) {
-	ch, err := b.mainChannel(ctx, rec)
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return asks.Posted{}, fmt.Errorf("conversations.history: %w", err)
+	}
+	ch, err := b.mainChannel(ctx, c, rec)
 	if err != nil {
 		return asks.Posted{}, err
 	}
-	ts, err := b.find(ctx, rec, ch, rec.ThreadTS)
+	ts, err := b.find(ctx, c, rec, ch, rec.ThreadTS)
 	if err != nil || ts == "" {
 		return asks.Posted{}, err
 	}
@@ -259,7 +291,7 @@ func (b *Bot) FindPosted(ctx context.Context, rec asks.Record) (asks.Posted, err
 
 // find looks in channel (in thread when set) for a message of rec posted
 // since it was created, as FindPosted says, and returns its ts.
-func (b *Bot) find(ctx context.Context, rec asks.Record, channel, thread string) (string, error) {
+func (b *Bot) find(ctx context.Context, c conn, rec asks.Record, channel, thread string) (string, error) {
 	oldest := fmt.Sprintf("%d.000000", rec.CreatedAt.Add(-time.Minute).Unix())
 	cursor := ""
 	for range findPages {
@@ -268,12 +300,12 @@ func (b *Bot) find(ctx context.Context, rec asks.Record, channel, thread string)
 		err := b.call(ctx, "conversations.history", func(ctx context.Context) error {
 			var err error
 			if thread != "" {
-				msgs, _, next, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+				msgs, _, next, err = c.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 					ChannelID: channel, Timestamp: thread, Oldest: oldest, Limit: 200, Cursor: cursor})
 				return err
 			}
 			var resp *slack.GetConversationHistoryResponse
-			resp, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+			resp, err = c.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
 				ChannelID: channel, Oldest: oldest, Limit: 200, Cursor: cursor})
 			if resp != nil {
 				msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
@@ -350,12 +382,17 @@ func (b *Bot) ephemeral(ctx context.Context, rec asks.Record, user, text string)
 	if rec.Channel == "" || user == "" {
 		return
 	}
-	err := b.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		b.log.Warn().Err(err).Str("ask", rec.ID).Msg("ephemeral message not sent")
+		return
+	}
+	err = b.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 		opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 		if rec.ThreadTS != "" {
 			opts = append(opts, slack.MsgOptionTS(rec.ThreadTS))
 		}
-		_, err := b.api.PostEphemeralContext(ctx, rec.Channel, user, opts...)
+		_, err := c.api.PostEphemeralContext(ctx, rec.Channel, user, opts...)
 		return err
 	})
 	if err != nil {
@@ -372,15 +409,25 @@ const unknownNotice = "This question is no longer available."
 // and the message is closed (rendered without controls) so nobody else
 // clicks in vain. Only acts from this workspace and app change a message.
 func (b *Bot) closeUnknown(ctx context.Context, act asks.Act) {
-	team, app := b.Home()
 	channel, ts, err := splitRef(act.Ref)
-	if err != nil || act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
+	if err != nil {
 		return
 	}
-	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: channel}}
+	team, app := b.Home()
+	c, err := b.keyConn(ctx, act.Workspace)
+	if err != nil {
+		return // not installed there (any more): nothing to close with
+	}
+	if b.routes.many() {
+		team, app = c.ws.key, c.app
+	}
+	if act.Workspace != team || (app != "" && act.App != "" && act.App != app) {
+		return
+	}
+	rec := asks.Record{Ask: interaction.Ask{ID: trim(act.AskID), Channel: channel}, TeamID: act.Workspace}
 	b.ephemeral(ctx, rec, act.By.ID, unknownNotice)
 	err = b.call(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(unknownNotice, false),
+		_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(unknownNotice, false),
 			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "_"+unknownNotice+"_", false, false), nil, nil)))
 		return err
 	})
@@ -436,7 +483,7 @@ func (b *Bot) teamMissing(ctx context.Context, r asks.Record) []string {
 			people = append(people, id)
 			continue
 		}
-		members, err := b.Members(ctx, id)
+		members, err := b.Members(ctx, r.TeamID, id)
 		if err != nil {
 			b.log.Warn().Err(err).Str("ask", r.ID).Str("group", id).Msg("reminder: could not read the group's members; not mentioning them")
 			continue

@@ -74,3 +74,12 @@ type Static struct{ Installation }
 func (s Static) Lookup(context.Context, string, string) (Installation, error) {
 	return s.Installation, nil
 }
+
+// Remover removes installations when Slack says the app is gone from a
+// workspace (app_uninstalled, tokens_revoked for its bot).
+type Remover interface {
+	// Remove deletes the installation of team in enterprise: the team's
+	// own install, or with team "" the org-wide install of enterprise.
+	// Removing one that is not there is nil.
+	Remove(ctx context.Context, enterprise, team string) error
+}

@@ -119,11 +119,11 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 		Store: slotted.New(st, slots), Surface: b, DefaultChannel: cfg.Channel, DefaultResponders: cfg.Responders,
 		DefaultTimeout: cfg.Timeout, Clock: hooks.clock, Logger: log.With().Str("component", "asks").Logger(),
 		PostTimeout: hooks.postTimeout,
-		CheckIDs: func(ctx context.Context, ids []string) error {
+		CheckIDs: func(ctx context.Context, workspace string, ids []string) error {
 			if hooks.namedIDs != nil {
 				hooks.namedIDs(ids)
 			}
-			return b.CheckIDs(ctx, ids)
+			return b.CheckIDs(ctx, workspace, ids)
 		},
 		Callbacks: asks.Callbacks{DefaultURL: cfg.CallbackURL, Secret: []byte(cfg.CallbackSecret), Guard: guard, Deliverer: deliverer},
 	})

@@ -1,0 +1,56 @@
+package bot
+
+import (
+	"context"
+	"sync"
+
+	"github.com/slackask/slackask/installs"
+)
+
+// testInstalls is an installs.Source and installs.Remover over a map, as
+// the store-backed one answers: a team's own install, else its
+// enterprise's org-wide one.
+type testInstalls struct {
+	mu      sync.Mutex
+	m       map[string]installs.Installation // by Key
+	removed []string
+}
+
+func newTestInstalls(ins ...installs.Installation) *testInstalls {
+	s := &testInstalls{m: map[string]installs.Installation{}}
+	for _, in := range ins {
+		s.m[in.Key()] = in
+	}
+	return s
+}
+
+func (s *testInstalls) Lookup(_ context.Context, enterprise, team string) (installs.Installation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in, ok := s.m[team]; ok && team != "" {
+		return in, nil
+	}
+	if in, ok := s.m[enterprise]; ok && enterprise != "" && in.OrgWide {
+		return in, nil
+	}
+	return installs.Installation{}, installs.ErrNotInstalled
+}
+
+func (s *testInstalls) Remove(_ context.Context, enterprise, team string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := team
+	if team == "" {
+		key = enterprise
+	}
+	delete(s.m, key)
+	s.removed = append(s.removed, key)
+	return nil
+}
+
+// removedKeys returns the keys Remove was called with.
+func (s *testInstalls) removedKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.removed...)
+}
