@@ -22,6 +22,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	"github.com/rs/zerolog"
 
+	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/webhook"
 )
 
@@ -38,6 +39,8 @@ const (
 	DefaultDevAddr           = "127.0.0.1:8090"
 	DefaultSocketConnections = 2
 	DefaultSlackMode         = SlackModeSocket
+	// DefaultSlackAuthorizeURL is Slack's OAuth v2 authorize page.
+	DefaultSlackAuthorizeURL = "https://slack.com/oauth/v2/authorize"
 )
 
 // The values of SLACKASK_SLACK_MODE.
@@ -118,7 +121,34 @@ type Config struct {
 	// link-local addresses (refused by default).
 	// Load parses it itself, as SocketConnections; empty means false.
 	CallbackAllowPrivate bool `envconfig:"SLACKASK_CALLBACK_ALLOW_PRIVATE" ignored:"true"`
+
+	// SlackClientID and SlackClientSecret (Basic Information → App
+	// Credentials) turn on OAuth installs: serve mounts /slack/install and
+	// /slack/oauth_redirect and keeps installations in the store. The
+	// secret is redacted in logs.
+	SlackClientID     string `envconfig:"SLACK_CLIENT_ID"`
+	SlackClientSecret string `envconfig:"SLACK_CLIENT_SECRET"`
+	// EncryptionKey seals installations' tokens at rest (AES-256-GCM): 32
+	// bytes in base64. EncryptionKeyPrevious, during a key rotation, opens
+	// what the old key sealed until `slackask installs rekey` has sealed
+	// it again. Both secrets.
+	EncryptionKey         string `envconfig:"SLACKASK_ENCRYPTION_KEY"`
+	EncryptionKeyPrevious string `envconfig:"SLACKASK_ENCRYPTION_KEY_PREVIOUS"`
+	// PublicURL is slackask's URL as browsers and Slack reach it
+	// (https://slackask.example.com): the OAuth redirect URL is
+	// PublicURL + "/slack/oauth_redirect". Required with OAuth.
+	PublicURL string `envconfig:"SLACKASK_PUBLIC_URL"`
+	// SlackAuthorizeURL is Slack's OAuth authorize page (tests point it
+	// at the fake).
+	SlackAuthorizeURL string `envconfig:"SLACK_AUTHORIZE_URL"`
+	// OAuthPKCE adds PKCE (S256) to the install flow; only for an app
+	// whose PKCE setting is on in Slack (see README). Parsed by Load.
+	OAuthPKCE bool `envconfig:"SLACKASK_OAUTH_PKCE" ignored:"true"`
 }
+
+// OAuth reports whether OAuth installs are on (SLACK_CLIENT_ID or
+// SLACK_CLIENT_SECRET set; ValidateServe wants both).
+func (c Config) OAuth() bool { return c.SlackClientID != "" || c.SlackClientSecret != "" }
 
 // Load reads the configuration from the environment and normalises it (see
 // Config). It returns an error naming the variable when a value cannot be
@@ -152,6 +182,13 @@ func Load() (Config, error) {
 		}
 		c.CallbackAllowPrivate = b
 	}
+	if v := strings.TrimSpace(os.Getenv("SLACKASK_OAUTH_PKCE")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: SLACKASK_OAUTH_PKCE: %q is not true or false", v)
+		}
+		c.OAuthPKCE = b
+	}
 	c.normalize()
 	return c, nil
 }
@@ -171,6 +208,7 @@ func (c *Config) normalize() {
 		{&c.URL, DefaultURL},
 		{&c.DevAddr, DefaultDevAddr},
 		{&c.SlackMode, DefaultSlackMode},
+		{&c.SlackAuthorizeURL, DefaultSlackAuthorizeURL},
 	} {
 		*f.v = strings.TrimSpace(*f.v)
 		if *f.v == "" {
@@ -184,6 +222,8 @@ func (c *Config) normalize() {
 	c.LogFormat = strings.ToLower(c.LogFormat)
 	c.Channel = strings.TrimSpace(c.Channel)
 	c.CallbackURL = strings.TrimSpace(c.CallbackURL)
+	c.SlackClientID = strings.TrimSpace(c.SlackClientID)
+	c.PublicURL = strings.TrimSuffix(strings.TrimSpace(c.PublicURL), "/")
 	var rs []string
 	for _, r := range c.Responders {
 		if r = strings.TrimSpace(r); r != "" {
@@ -263,6 +303,7 @@ func (c Config) ValidateServe() error {
 			bad("SLACKASK_CALLBACK_URL is set but SLACKASK_CALLBACK_SECRET is not: callbacks are always signed, so give the secret their receiver checks")
 		}
 	}
+	errs = append(errs, c.validateOAuth()...)
 	if _, err := c.level(); err != nil {
 		errs = append(errs, err)
 	}
@@ -275,6 +316,58 @@ func (c Config) ValidateServe() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateOAuth checks the OAuth install settings, when OAuth is on.
+func (c Config) validateOAuth() []error {
+	if !c.OAuth() {
+		if c.EncryptionKey != "" {
+			if _, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY", c.EncryptionKey); err != nil {
+				return []error{err}
+			}
+		}
+		return nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.SlackClientID == "" || c.SlackClientSecret == "" {
+		bad("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together (Basic Information → App Credentials): set both for OAuth installs, or neither")
+	}
+	if c.EncryptionKey == "" {
+		bad("SLACKASK_ENCRYPTION_KEY is required with OAuth installs: 32 random bytes in base64 (openssl rand -base64 32), which seals the installations' tokens at rest")
+	} else if _, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY", c.EncryptionKey); err != nil {
+		errs = append(errs, err)
+	}
+	if c.EncryptionKeyPrevious != "" {
+		if _, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY_PREVIOUS", c.EncryptionKeyPrevious); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.PublicURL == "" {
+		bad("SLACKASK_PUBLIC_URL is required with OAuth installs: slackask's public URL, whose /slack/oauth_redirect is the app's redirect URL")
+	} else if err := checkHTTPURL(c.PublicURL); err != nil {
+		bad("SLACKASK_PUBLIC_URL %v", err)
+	}
+	if err := checkHTTPURL(c.SlackAuthorizeURL); err != nil {
+		bad("SLACK_AUTHORIZE_URL %v", err)
+	}
+	return errs
+}
+
+// Sealer returns the sealer of installations' tokens: the current key and,
+// during a rotation, the previous one.
+func (c Config) Sealer() (*installs.Sealer, error) {
+	cur, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY", c.EncryptionKey)
+	if err != nil {
+		return nil, err
+	}
+	var prev []byte
+	if c.EncryptionKeyPrevious != "" {
+		if prev, err = installs.ParseKey("SLACKASK_ENCRYPTION_KEY_PREVIOUS", c.EncryptionKeyPrevious); err != nil {
+			return nil, err
+		}
+	}
+	return installs.NewSealer(cur, prev)
 }
 
 // ValidateClient checks what `slackask ask` and `slackask mcp` need: a
@@ -438,6 +531,13 @@ func (c Config) fields() [][2]string {
 		{"SLACKASK_CALLBACK_URL", redactURL(c.CallbackURL)},
 		{"SLACKASK_CALLBACK_SECRET", redactToken(c.CallbackSecret)},
 		{"SLACKASK_CALLBACK_ALLOW_PRIVATE", strconv.FormatBool(c.CallbackAllowPrivate)},
+		{"SLACK_CLIENT_ID", c.SlackClientID},
+		{"SLACK_CLIENT_SECRET", redactToken(c.SlackClientSecret)},
+		{"SLACKASK_ENCRYPTION_KEY", redactToken(c.EncryptionKey)},
+		{"SLACKASK_ENCRYPTION_KEY_PREVIOUS", redactToken(c.EncryptionKeyPrevious)},
+		{"SLACKASK_PUBLIC_URL", redactURL(c.PublicURL)},
+		{"SLACK_AUTHORIZE_URL", redactURL(c.SlackAuthorizeURL)},
+		{"SLACKASK_OAUTH_PKCE", strconv.FormatBool(c.OAuthPKCE)},
 	}
 }
 

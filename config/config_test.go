@@ -22,6 +22,8 @@ var allVars = []string{
 	"SLACKASK_RETENTION", "SLACKASK_DSH_URL", "SLACKASK_DSH_CHANNEL", "SLACKASK_DEV_ADDR",
 	"SLACKASK_SOCKET_CONNECTIONS", "SLACKASK_CALLBACK_URL", "SLACKASK_CALLBACK_SECRET", "SLACKASK_CALLBACK_ALLOW_PRIVATE",
 	"SLACKASK_SLACK_MODE", "SLACK_SIGNING_SECRET",
+	"SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACKASK_ENCRYPTION_KEY", "SLACKASK_ENCRYPTION_KEY_PREVIOUS",
+	"SLACKASK_PUBLIC_URL", "SLACK_AUTHORIZE_URL", "SLACKASK_OAUTH_PKCE",
 }
 
 // clearEnv unsets every variable for the test (restored afterwards).
@@ -52,6 +54,7 @@ func TestLoadDefaults(t *testing.T) {
 		SlackMode:   "socket",
 
 		SocketConnections: 2,
+		SlackAuthorizeURL: "https://slack.com/oauth/v2/authorize",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %#v\nwant %#v", c, want)
@@ -84,6 +87,14 @@ func TestLoadEachVariable(t *testing.T) {
 		"SLACKASK_CALLBACK_URL":           " https://hooks.test/x ",
 		"SLACKASK_CALLBACK_SECRET":        "cbsecret",
 		"SLACKASK_CALLBACK_ALLOW_PRIVATE": "true",
+
+		"SLACK_CLIENT_ID":                  " 123.456 ",
+		"SLACK_CLIENT_SECRET":              "clientsecret",
+		"SLACKASK_ENCRYPTION_KEY":          testKey,
+		"SLACKASK_ENCRYPTION_KEY_PREVIOUS": testKey2,
+		"SLACKASK_PUBLIC_URL":              "https://ask.example.test/",
+		"SLACK_AUTHORIZE_URL":              "http://127.0.0.1:9999/oauth/v2/authorize",
+		"SLACKASK_OAUTH_PKCE":              "true",
 	}
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -116,6 +127,14 @@ func TestLoadEachVariable(t *testing.T) {
 		CallbackURL:          "https://hooks.test/x",
 		CallbackSecret:       "cbsecret",
 		CallbackAllowPrivate: true,
+
+		SlackClientID:         "123.456",
+		SlackClientSecret:     "clientsecret",
+		EncryptionKey:         testKey,
+		EncryptionKeyPrevious: testKey2,
+		PublicURL:             "https://ask.example.test",
+		SlackAuthorizeURL:     "http://127.0.0.1:9999/oauth/v2/authorize",
+		OAuthPKCE:             true,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("loaded:\n got %#v\nwant %#v", c, want)
@@ -426,6 +445,58 @@ func TestLogger(t *testing.T) {
 	for _, bad := range []Config{{LogLevel: "nope", LogFormat: "json"}, {LogLevel: "info", LogFormat: "xml"}} {
 		if _, err := bad.Logger(&buf); err == nil {
 			t.Errorf("Logger(%+v) = nil error", bad)
+		}
+	}
+}
+
+// 32 bytes each, base64: encryption keys for the tests.
+const (
+	testKey  = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	testKey2 = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8="
+)
+
+func TestValidateServeOAuth(t *testing.T) {
+	ok := Config{
+		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackAPIURL: "https://slack.com/api/", HTTPAddr: "127.0.0.1:8080",
+		Database: "x.db", LogFormat: "json", SocketConnections: 2, SlackAuthorizeURL: DefaultSlackAuthorizeURL,
+		SlackClientID: "1.2", SlackClientSecret: "the-client-secret", EncryptionKey: testKey, PublicURL: "https://ask.example.test",
+	}
+	if err := ok.ValidateServe(); err != nil {
+		t.Fatalf("valid OAuth settings: %v", err)
+	}
+	if _, err := ok.Sealer(); err != nil {
+		t.Fatalf("Sealer: %v", err)
+	}
+	for name, c := range map[string]struct {
+		mod  func(*Config)
+		want string
+	}{
+		"no secret":     {func(c *Config) { c.SlackClientSecret = "" }, "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together"},
+		"no key":        {func(c *Config) { c.EncryptionKey = "" }, "SLACKASK_ENCRYPTION_KEY is required"},
+		"short key":     {func(c *Config) { c.EncryptionKey = "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes, not 32"},
+		"bad previous":  {func(c *Config) { c.EncryptionKeyPrevious = "!!" }, "SLACKASK_ENCRYPTION_KEY_PREVIOUS is not base64"},
+		"no public url": {func(c *Config) { c.PublicURL = "" }, "SLACKASK_PUBLIC_URL is required"},
+		"bad authorize": {func(c *Config) { c.SlackAuthorizeURL = "slack.com" }, "SLACK_AUTHORIZE_URL must be"},
+		"key, no oauth": {func(c *Config) { c.SlackClientID, c.SlackClientSecret, c.EncryptionKey = "", "", "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes"},
+	} {
+		cfg := ok
+		c.mod(&cfg)
+		err := cfg.ValidateServe()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", name, err, c.want)
+			continue
+		}
+		for _, secret := range []string{"the-client-secret", testKey, "c2hvcnQta2V5"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%s: the error shows a secret: %v", name, err)
+			}
+		}
+	}
+	s := ok
+	s.EncryptionKeyPrevious = testKey2
+	for _, secret := range []string{"the-client-secret", testKey, testKey2} {
+		if strings.Contains(s.String(), secret) {
+			t.Errorf("String() shows a secret: %s", s.String())
 		}
 	}
 }

@@ -1,0 +1,369 @@
+package installs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
+	"github.com/slackask/slackask/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+
+// rotator plays Slack's token rotation: each refresh token works once and
+// gives a new bot token, valid 12 hours, and a new refresh token.
+type rotator struct {
+	mu      sync.Mutex
+	valid   map[string]bool // refresh tokens not yet used
+	calls   int
+	n       int
+	now     func() time.Time
+	before  func(call int) // runs before the call answers (unlocked)
+	failing error
+	// reusable keeps a used refresh token valid (a grace Slack may give)
+	reusable bool
+}
+
+func newRotator(now func() time.Time, refresh ...string) *rotator {
+	r := &rotator{valid: map[string]bool{}, now: now}
+	for _, t := range refresh {
+		r.valid[t] = true
+	}
+	return r
+}
+
+func (r *rotator) Refresh(ctx context.Context, refreshToken string) (Token, error) {
+	r.mu.Lock()
+	r.calls++
+	call, before := r.calls, r.before
+	r.mu.Unlock()
+	if before != nil {
+		before(call)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failing != nil {
+		return Token{}, r.failing
+	}
+	if !r.valid[refreshToken] {
+		return Token{}, interaction.Errorf(interaction.SlackError, "oauth.v2.access (refresh): invalid_refresh_token")
+	}
+	if !r.reusable {
+		delete(r.valid, refreshToken)
+	}
+	r.n++
+	next := fmt.Sprintf("xoxe-1-refresh-%d", r.n)
+	r.valid[next] = true
+	return Token{BotToken: fmt.Sprintf("xoxe.xoxb-1-bot-%d", r.n), RefreshToken: next, ExpiresAt: r.now().Add(12 * time.Hour)}, nil
+}
+
+type clockT struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clockT) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clockT) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func sealer(t *testing.T) *Sealer {
+	t.Helper()
+	s, err := NewSealer(newKey(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rotating(team, enterprise string, expires time.Time) Installation {
+	return Installation{
+		Enterprise: enterprise, Team: team, AppID: "A1", BotUserID: "U0BOT", BotID: "B1",
+		BotToken: "xoxe.xoxb-1-bot-0", RefreshToken: "xoxe-1-refresh-0", ExpiresAt: expires,
+		Scopes: []string{"chat:write"}, InstalledBy: "U1", InstalledAt: t0,
+	}
+}
+
+func TestStoredLookupFallsBackToTheOrgWideInstall(t *testing.T) {
+	ctx := t.Context()
+	st := NewStored(memory.New(), sealer(t), StoredConfig{})
+	team := Installation{Enterprise: "E1", Team: "T1", BotToken: "xoxb-team"}
+	org := Installation{Enterprise: "E1", OrgWide: true, BotToken: "xoxb-org"}
+	for _, in := range []Installation{team, org} {
+		if err := st.Save(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ e, tm, want string }{{"E1", "T1", "xoxb-team"}, {"E1", "T2", "xoxb-org"}, {"E1", "", "xoxb-org"}, {"", "T1", "xoxb-team"}} {
+		in, err := st.Lookup(ctx, c.e, c.tm)
+		if err != nil || in.BotToken != c.want {
+			t.Errorf("Lookup(%q, %q) = %q, %v; want %q", c.e, c.tm, in.BotToken, err, c.want)
+		}
+	}
+	_, err := st.Lookup(ctx, "E2", "T9")
+	if !errors.Is(err, ErrNotInstalled) || interaction.ErrorCode(err) != interaction.NotFound {
+		t.Errorf("Lookup(unknown) = %v, want ErrNotInstalled (NOT_FOUND)", err)
+	}
+	if gone, err := st.Remove(ctx, "E1", ""); err != nil || strings.Join(gone, ",") != "E1,T1" {
+		t.Errorf("Remove(E1) = %v, %v", gone, err)
+	}
+	if _, err := st.Lookup(ctx, "E1", "T1"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Lookup after Remove = %v", err)
+	}
+	if err := st.Save(ctx, Installation{Team: "T3"}); interaction.ErrorCode(err) != interaction.InvalidRequest {
+		t.Errorf("Save without a token = %v, want INVALID_REQUEST", err)
+	}
+}
+
+// A token that expires within RefreshBefore is refreshed once however
+// many lookups want it at once; one far from expiry is not refreshed.
+func TestStoredRefreshesOnceInAProcess(t *testing.T) {
+	ctx := t.Context()
+	clk := &clockT{now: t0}
+	rot := newRotator(clk.Now, "xoxe-1-refresh-0")
+	st := NewStored(memory.New(), sealer(t), StoredConfig{Refresher: rot, Now: clk.Now})
+	if err := st.Save(ctx, rotating("T1", "", t0.Add(12*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := st.Lookup(ctx, "", "T1"); err != nil || in.BotToken != "xoxe.xoxb-1-bot-0" || rot.calls != 0 {
+		t.Fatalf("Lookup far from expiry = %q, %v after %d refreshes", in.BotToken, err, rot.calls)
+	}
+	clk.Advance(12*time.Hour - 4*time.Minute) // within the 5 minutes
+	var wg sync.WaitGroup
+	got := make(chan string, 10)
+	for range 10 {
+		wg.Go(func() {
+			in, err := st.Lookup(ctx, "", "T1")
+			if err != nil {
+				t.Error(err)
+			}
+			got <- in.BotToken
+		})
+	}
+	wg.Wait()
+	close(got)
+	for tok := range got {
+		if tok != "xoxe.xoxb-1-bot-1" {
+			t.Errorf("a lookup got %q, want the refreshed xoxe.xoxb-1-bot-1", tok)
+		}
+	}
+	if rot.calls != 1 {
+		t.Fatalf("%d refreshes for 10 lookups at once, want 1", rot.calls)
+	}
+	in, err := st.Lookup(ctx, "", "T1")
+	if err != nil || in.RefreshToken != "xoxe-1-refresh-1" || !in.ExpiresAt.Equal(clk.Now().Add(12*time.Hour)) {
+		t.Fatalf("after the refresh: %+v, %v", in, err)
+	}
+}
+
+// Two replicas (two Stored on one database) refreshing one installation at
+// once: whichever loses reads the winner's token; no token is lost and
+// the stored refresh token is the one Slack still takes.
+func TestStoredRefreshAcrossReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// rotation single-use: the loser's refresh is refused by Slack
+		// (it runs after the winner's); else both refresh at Slack and
+		// the loser loses the swap.
+		loserRefreshesAfterWinner bool
+	}{{"LoserRefusedBySlack", true}, {"LoserLosesTheSwap", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			clk := &clockT{now: t0}
+			db := memory.New()
+			seal := sealer(t)
+			rot := newRotator(clk.Now, "xoxe-1-refresh-0")
+			a := NewStored(db, seal, StoredConfig{Refresher: rot, Now: clk.Now})
+			var swapB func()
+			b := NewStored(hookedSwap{InstallStore: db, before: func() {
+				if swapB != nil {
+					f := swapB
+					swapB = nil
+					f()
+				}
+			}}, seal, StoredConfig{Refresher: rot, Now: clk.Now})
+			if err := a.Save(ctx, rotating("T1", "", t0.Add(time.Minute))); err != nil {
+				t.Fatal(err)
+			}
+			var aGot Installation
+			var aErr error
+			if tc.loserRefreshesAfterWinner {
+				// B's refresh call runs A's whole lookup first: A wins,
+				// B's refresh token is then used up.
+				rot.before = func(call int) {
+					if call == 1 {
+						rot.before = nil
+						aGot, aErr = a.Lookup(ctx, "", "T1")
+					}
+				}
+			} else {
+				// B refreshes at Slack, then A runs its whole lookup
+				// (refresh and swap) before B swaps: B loses the swap.
+				// The refresh token B used stays valid for A.
+				rot.reusable = true
+				swapB = func() { aGot, aErr = a.Lookup(ctx, "", "T1") }
+			}
+			bGot, bErr := b.Lookup(ctx, "", "T1")
+			if aErr != nil || bErr != nil {
+				t.Fatalf("lookups: %v, %v", aErr, bErr)
+			}
+			stored, err := a.Lookup(ctx, "", "T1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if aGot.BotToken != stored.BotToken || bGot.BotToken != stored.BotToken {
+				t.Errorf("A got %q, B got %q, the store has %q: the loser must use the winner's", aGot.BotToken, bGot.BotToken, stored.BotToken)
+			}
+			rot.mu.Lock()
+			ok := rot.valid[stored.RefreshToken]
+			rot.mu.Unlock()
+			if !ok {
+				t.Errorf("the stored refresh token %q is not one Slack still takes", stored.RefreshToken)
+			}
+		})
+	}
+}
+
+type hookedSwap struct {
+	store.InstallStore
+	before func()
+}
+
+func (h hookedSwap) SwapInstall(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
+	h.before()
+	return h.InstallStore.SwapInstall(ctx, r)
+}
+
+// A failed refresh keeps a token that still works (and logs why, without
+// a token); once the token has expired, Lookup fails with an error that
+// shows no token.
+func TestStoredRefreshFailureShowsNoToken(t *testing.T) {
+	ctx := t.Context()
+	clk := &clockT{now: t0}
+	rot := newRotator(clk.Now)
+	rot.failing = interaction.Errorf(interaction.SlackError, "oauth.v2.access (refresh): invalid_refresh_token")
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	st := NewStored(memory.New(), sealer(t), StoredConfig{Refresher: rot, Now: clk.Now, Log: &log})
+	in := rotating("T1", "", t0.Add(2*time.Minute))
+	if err := st.Save(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Lookup(ctx, "", "T1")
+	if err != nil || got.BotToken != in.BotToken {
+		t.Fatalf("Lookup with a refresh failing, token still valid = %q, %v", got.BotToken, err)
+	}
+	clk.Advance(3 * time.Minute)
+	_, err = st.Lookup(ctx, "", "T1")
+	if err == nil {
+		t.Fatal("Lookup of an expired token that cannot be refreshed succeeded")
+	}
+	for what, text := range map[string]string{"error": err.Error(), "log": logs.String()} {
+		for _, secret := range []string{in.BotToken, in.RefreshToken, "xoxb-", "xoxe-"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("the %s shows %q: %s", what, secret, text)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), "not refreshed") {
+		t.Errorf("the first failure was not logged: %q", logs.String())
+	}
+}
+
+// The database file, read raw, holds no token: not the bot token, not the
+// refresh token (WAL included).
+func TestStoredDatabaseFileHoldsNoToken(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "slackask.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStored(db, sealer(t), StoredConfig{})
+	in := rotating("T1", "E1", t0.Add(12*time.Hour))
+	in.BotToken, in.RefreshToken = "xoxe.xoxb-1-MDAwMDAwMDAwMDAwMDAwbot", "xoxe-1-MDAwMDAwMDAwMDAwMDAwrefresh"
+	if err := st.Save(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Lookup(ctx, "E1", "T1"); err != nil || got.BotToken != in.BotToken {
+		t.Fatalf("Lookup = %q, %v", got.BotToken, err)
+	}
+	check := func(when string) {
+		files, _ := filepath.Glob(path + "*")
+		if len(files) == 0 {
+			t.Fatal("no database file")
+		}
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range []string{in.BotToken, in.RefreshToken, "xoxb-1-", "xoxe-1-"} {
+				if bytes.Contains(raw, []byte(secret)) {
+					t.Errorf("%s: %s holds %q", when, filepath.Base(f), secret)
+				}
+			}
+		}
+	}
+	check("open")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("closed")
+}
+
+// Rekey seals every row under the current key; afterwards the previous key
+// is no longer needed.
+func TestStoredRekey(t *testing.T) {
+	ctx := t.Context()
+	db := memory.New()
+	oldKey, newKey_ := newKey(t), newKey(t)
+	old, _ := NewSealer(oldKey, nil)
+	before := NewStored(db, old, StoredConfig{})
+	for _, tm := range []string{"T1", "T2", "T3"} {
+		if err := before.Save(ctx, Installation{Team: tm, BotToken: "xoxb-" + tm}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both, _ := NewSealer(newKey_, oldKey)
+	rotated := NewStored(db, both, StoredConfig{})
+	if err := rotated.Save(ctx, Installation{Team: "T4", BotToken: "xoxb-T4"}); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := rotated.Lookup(ctx, "", "T2"); err != nil || in.BotToken != "xoxb-T2" {
+		t.Fatalf("Lookup under the previous key = %q, %v", in.BotToken, err)
+	}
+	onlyNew, _ := NewSealer(newKey_, nil)
+	after := NewStored(db, onlyNew, StoredConfig{})
+	if _, err := after.Lookup(ctx, "", "T1"); err == nil {
+		t.Fatal("a row of the old key opened without it")
+	}
+	n, total, err := rotated.Rekey(ctx)
+	if err != nil || n != 3 || total != 4 {
+		t.Fatalf("Rekey = %d of %d, %v; want 3 of 4", n, total, err)
+	}
+	all, err := after.List(ctx)
+	if err != nil || len(all) != 4 {
+		t.Fatalf("List with only the new key = %d, %v", len(all), err)
+	}
+	if n, _, err := rotated.Rekey(ctx); err != nil || n != 0 {
+		t.Fatalf("second Rekey = %d, %v; want 0", n, err)
+	}
+}
