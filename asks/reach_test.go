@@ -109,6 +109,11 @@ func TestPermalinkStoredOnce(t *testing.T) {
 	if got, _ := svc.Get(context.Background(), ask.ID); got.Permalink != want {
 		t.Fatalf("stored permalink %q", got.Permalink)
 	}
+	// The ts and the link went in one write after the insert (a write
+	// fewer per ask: on PostgreSQL two round trips and a commit).
+	if rec, err := svc.store.Get(context.Background(), ask.ID); err != nil || rec.Version != 2 || rec.TS != ask.TS {
+		t.Fatalf("stored: version %d ts %q, %v; want version 2 (the insert, then one update)", rec.Version, rec.TS, err)
+	}
 	if n := surf.links.Load(); n != 1 {
 		t.Fatalf("%d chat.getPermalink calls", n)
 	}

@@ -172,7 +172,7 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 	if rec.Permalink != "" {
 		return rec
 	}
-	link := s.permalink(ctx, rec, Posted{Channel: rec.Channel, TS: rec.TS, Ref: rec.Ref})
+	link := s.permalink(ctx, rec, Posted{Channel: rec.Channel, TS: rec.TS, Ref: rec.Ref}, 10*time.Second)
 	if link == "" {
 		return rec
 	}
@@ -205,15 +205,27 @@ func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
 	return s.storePermalink(ctx, rec)
 }
 
-// permalink asks the surface, once, for a link to the message at; "" when
-// it cannot link (the failure is logged: a link is a convenience and never
-// fails the ask).
-func (s *Service) permalink(ctx context.Context, rec Record, at Posted) string {
+// permalinkWait bounds the wait for a link that is stored together with
+// the message's ts: it holds that store write back. A link not had in
+// time is filled in later (fillPermalink).
+const permalinkWait = 2 * time.Second
+
+// setPermalink sets r's link when it has none and link is one.
+func setPermalink(r *Record, link string) {
+	if r.Permalink == "" {
+		r.Permalink = link
+	}
+}
+
+// permalink asks the surface, once, waiting at most wait, for a link to
+// the message at; "" when it cannot link (the failure is logged: a link
+// is a convenience and never fails the ask).
+func (s *Service) permalink(ctx context.Context, rec Record, at Posted, wait time.Duration) string {
 	pl, ok := s.surface.(Permalinker)
 	if !ok || at.TS == "" {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	link, err := pl.Permalink(ctx, rec, at)
 	if err != nil {
