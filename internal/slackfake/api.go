@@ -32,6 +32,9 @@ const (
 	botToken tokenKind = iota
 	appToken
 	anyToken
+	// noToken: the method authenticates otherwise (oauth.v2.access: the
+	// client id and secret)
+	noToken
 )
 
 type apiMethod struct {
@@ -55,12 +58,16 @@ var apiMethods = map[string]apiMethod{
 	"views.push":            {botToken, (*Server).viewsPush},
 	"views.update":          {botToken, (*Server).viewsUpdate},
 	"views.publish":         {botToken, (*Server).viewsPublish},
+	"oauth.v2.access":       {noToken, (*Server).oauthV2Access},
 }
 
 type apiRequest struct {
 	method string
 	params map[string]string
 	token  string
+	// basic is the HTTP Basic credentials, if any (oauth.v2.access)
+	basicUser, basicPass string
+	grant                *grant // the bot token's, once checked
 }
 
 func (r *apiRequest) str(key string) string { return r.params[key] }
@@ -146,24 +153,44 @@ func (s *Server) dispatchLocked(req *apiRequest, bad string) reply {
 	if bad != "" {
 		return errReply(bad)
 	}
-	if code := s.checkToken(req.token, m.token); code != "" {
-		return errReply(code)
+	if m.token != noToken {
+		g, code := s.checkToken(req.token, m.token)
+		if code == "" {
+			code = s.scopeCheckLocked(g, req)
+		}
+		if code != "" {
+			return errReply(code)
+		}
+		req.grant = g
 	}
 	return m.handler(s, req)
 }
 
-func (s *Server) checkToken(token string, kind tokenKind) string {
-	bot, app := s.cfg.BotToken, s.cfg.AppToken
-	switch {
-	case token == "":
-		return "not_authed"
-	case token == bot && kind != appToken, token == app && kind != botToken:
-		return ""
-	case token == bot || token == app:
-		return "not_allowed_token_type"
-	default:
-		return "invalid_auth"
+// checkToken returns the grant of a bot token (nil for the app token) or
+// the error Slack answers: an expired rotating token is token_expired on
+// every method, a revoked one token_revoked.
+func (s *Server) checkToken(token string, kind tokenKind) (*grant, string) {
+	if token == "" {
+		return nil, "not_authed"
 	}
+	if token == s.cfg.AppToken {
+		if kind == botToken {
+			return nil, "not_allowed_token_type"
+		}
+		return nil, ""
+	}
+	g := s.tm.grants[token]
+	switch {
+	case g == nil:
+		return nil, "invalid_auth"
+	case kind == appToken:
+		return nil, "not_allowed_token_type"
+	case g.revoked:
+		return nil, "token_revoked"
+	case g.expires != 0 && s.now().Unix() >= g.expires:
+		return nil, "token_expired"
+	}
+	return g, ""
 }
 
 // parseAPIRequest reads query, form or JSON parameters. bad is a Slack error
@@ -185,10 +212,11 @@ func parseAPIRequest(r *http.Request, method string) (req *apiRequest, bad strin
 	default:
 		bad = parseFormParams(body, req.params)
 	}
+	req.basicUser, req.basicPass, _ = r.BasicAuth()
 	req.token = req.params["token"]
 	delete(req.params, "token")
 	if req.token == "" {
-		if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && method != "oauth.v2.access" {
 			req.token = strings.TrimPrefix(a, "Bearer ")
 		}
 	}

@@ -11,10 +11,20 @@ func (s *Server) authTest(r *apiRequest) reply {
 		"team":    "Fake Workspace",
 		"team_id": s.cfg.TeamID,
 	}
-	if r.token == s.cfg.BotToken {
-		out["user"] = s.ws.users[s.cfg.BotUserID].Name
-		out["user_id"] = s.cfg.BotUserID
+	if g := r.grant; g != nil {
+		out["user"] = "slackfake-bot"
+		out["user_id"] = g.botUser
 		out["bot_id"] = botID
+		if t := s.tm.teams[g.team]; t != nil {
+			out["team"], out["team_id"] = t.name, t.id
+		}
+		if g.enterprise != "" {
+			out["enterprise_id"] = g.enterprise
+		}
+		if g.orgWide {
+			// An org-wide token is the enterprise's: Slack names no team.
+			out["team"], out["team_id"], out["is_enterprise_install"] = s.tm.enterprises[g.enterprise].name, g.enterprise, true
+		}
 	} else {
 		out["app_id"] = s.cfg.AppID
 	}
@@ -69,9 +79,9 @@ func (s *Server) usersInfo(r *apiRequest) reply {
 
 func (s *Server) wireUser(u *user) map[string]any {
 	return map[string]any{
-		"id": u.ID, "team_id": s.cfg.TeamID, "name": u.Name, "real_name": u.Name,
+		"id": u.ID, "team_id": s.teamIDLocked(u.Team), "name": u.Name, "real_name": u.Name,
 		"deleted": false, "is_bot": u.IsBot, "tz": "UTC", "tz_offset": 0,
-		"profile": map[string]any{"real_name": u.Name, "display_name": u.Name, "team": s.cfg.TeamID},
+		"profile": map[string]any{"real_name": u.Name, "display_name": u.Name, "team": s.teamIDLocked(u.Team)},
 	}
 }
 

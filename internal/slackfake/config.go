@@ -58,6 +58,19 @@ type Config struct {
 	// Server.UseHTTP), as Slack signs with an app's signing secret
 	// (default "fake-signing-secret").
 	SigningSecret string
+	// ClientID and ClientSecret are the app's credentials oauth.v2.access
+	// checks (defaults "fake-client-id", "fake-client-secret").
+	ClientID     string
+	ClientSecret string
+	// RedirectURLs, when set, are the app's redirect URLs: an authorize
+	// request's redirect_uri must start with one (Slack's rule).
+	RedirectURLs []string
+	// TokenRotation issues expiring bot tokens with refresh tokens.
+	TokenRotation bool
+	// TokenTTL is a rotating token's life (default 12h, as Slack).
+	TokenTTL time.Duration
+	// CodeTTL is how long an OAuth code can be exchanged (default 10m).
+	CodeTTL time.Duration
 	// Logf receives diagnostic lines (default: discarded). It may be called
 	// with the fake locked, so it must not call Server methods.
 	Logf func(format string, args ...any)
@@ -78,6 +91,10 @@ func (c Config) withDefaults() Config {
 	setStr(&c.AppID, "A0FAKE")
 	setStr(&c.BotUserID, "U0BOT")
 	setStr(&c.SigningSecret, "fake-signing-secret")
+	setStr(&c.ClientID, "fake-client-id")
+	setStr(&c.ClientSecret, "fake-client-secret")
+	setDur(&c.TokenTTL, 12*time.Hour)
+	setDur(&c.CodeTTL, 10*time.Minute)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

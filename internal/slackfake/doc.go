@@ -29,6 +29,16 @@
 // would have it. DeliverAtClientClose makes an envelope cross a client's
 // close frame, the case where only another connection can ack it.
 //
+// Many workspaces (teams.go, oauth.go): AddTeam adds workspaces, in an
+// Enterprise Grid org or not; Approve (or GET /oauth/v2/authorize) plays
+// the person installing the app and oauth.v2.access exchanges the code
+// (client credentials, redirect_uri, single-use 10-minute codes, PKCE S256)
+// for a bot token of that team, or of the whole org for an org-wide
+// install; with Config.TokenRotation tokens expire (token_expired) and
+// refresh tokens rotate. A token reaches only its own team's channels and
+// people. Uninstall and RevokeTokens deliver app_uninstalled and
+// tokens_revoked.
+//
 // Typical use:
 //
 //	srv, _ := slackfake.New(slackfake.Config{})

@@ -129,10 +129,17 @@ func (p *Person) OpenHome(ctx context.Context) error {
 	if h := p.s.homes[p.id]; h != nil {
 		ev["view"] = p.s.wireView(h)
 	}
+	t := p.s.teamOfUserLocked(p.id)
+	orgWide := p.s.orgWideFor(t)
+	auth := map[string]any{"team_id": t.id, "user_id": t.botUser, "is_bot": true, "is_enterprise_install": orgWide}
 	payload := map[string]any{
-		"token": verificationToken, "team_id": p.s.cfg.TeamID, "api_app_id": p.s.cfg.AppID,
+		"token": verificationToken, "team_id": t.id, "api_app_id": p.s.cfg.AppID,
 		"event": ev, "type": "event_callback", "event_id": randID("Ev", 10), "event_time": p.s.now().Unix(),
-		"authorizations": []any{map[string]any{"team_id": p.s.cfg.TeamID, "user_id": p.s.cfg.BotUserID, "is_bot": true}},
+		"authorizations":        []any{auth},
+		"is_enterprise_install": orgWide,
+	}
+	if t.enterprise != "" {
+		payload["enterprise_id"], auth["enterprise_id"] = t.enterprise, t.enterprise
 	}
 	p.s.mu.Unlock()
 	_, err := p.s.deliver(ctx, "events_api", payload, false)

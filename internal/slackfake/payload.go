@@ -6,23 +6,24 @@ import "fmt"
 const verificationToken = "fakeVerificationToken"
 
 func (s *Server) wireUserRef(u *user) map[string]any {
-	return map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": s.cfg.TeamID}
+	return map[string]any{"id": u.ID, "username": u.Name, "name": u.Name, "team_id": s.teamIDLocked(u.Team)}
 }
 
-func (s *Server) wireTeam() map[string]any {
-	return map[string]any{"id": s.cfg.TeamID, "domain": teamDomain}
+func (s *Server) wireTeam(t *team) map[string]any {
+	return map[string]any{"id": t.id, "domain": teamDomain}
 }
 
 // basePayload has the fields every interactive payload carries.
 func (s *Server) basePayload(typ string, u *user) map[string]any {
+	t := s.teamOfUserLocked(u.ID)
 	return map[string]any{
 		"type":                  typ,
 		"user":                  s.wireUserRef(u),
 		"api_app_id":            s.cfg.AppID,
 		"token":                 verificationToken,
-		"team":                  s.wireTeam(),
-		"enterprise":            nil,
-		"is_enterprise_install": false,
+		"team":                  s.wireTeam(t),
+		"enterprise":            s.wireEnterprise(t),
+		"is_enterprise_install": s.orgWideFor(t),
 	}
 }
 

@@ -48,6 +48,9 @@ type Server struct {
 	subs map[*subscriber]struct{}
 	// web: where payloads go in HTTP mode (UseHTTP); zero: Socket Mode.
 	web webTarget
+	// tm: teams, enterprises, issued tokens and OAuth codes (teams.go,
+	// oauth.go)
+	tm teamsState
 }
 
 // New starts a fake Slack on 127.0.0.1 with a random port. It returns an
@@ -71,6 +74,7 @@ func New(cfg Config) (srv *Server, err error) {
 		subs:      map[*subscriber]struct{}{},
 	}
 	s.ws.init(s.cfg)
+	s.initTeams()
 	s.sock.init()
 	defer func() {
 		if r := recover(); r != nil { // httptest panics when it cannot listen
@@ -121,6 +125,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/api/"):
 		s.serveAPI(w, r, strings.TrimPrefix(r.URL.Path, "/api/"))
+	case r.URL.Path == "/oauth/v2/authorize":
+		s.serveAuthorize(w, r)
 	case r.URL.Path == "/link/" || r.URL.Path == "/link":
 		s.serveLink(w, r)
 	case strings.HasPrefix(r.URL.Path, "/response/"):

@@ -9,6 +9,7 @@ type user struct {
 	ID    string
 	Name  string
 	IsBot bool
+	Team  string // "" : the first team (teams.go)
 }
 
 type channel struct {
@@ -18,6 +19,7 @@ type channel struct {
 	IsIM    bool
 	User    string // the person of a DM
 	Opened  bool   // conversations.open called for this DM
+	Team    string // "" : the first team (teams.go)
 }
 
 type workspace struct {
@@ -82,6 +84,9 @@ func (w *workspace) dm(userID string) *channel {
 		return c
 	}
 	c := &channel{ID: id, Name: userID, IsIM: true, User: userID, Members: []string{userID, w.botUser}}
+	if u := w.users[userID]; u != nil {
+		c.Team = u.Team
+	}
 	w.channels[id] = c
 	return c
 }
@@ -100,7 +105,7 @@ func (w *workspace) resolveChannel(ref string) *channel {
 			return w.dm(u)
 		}
 	}
-	if _, ok := w.users[ref]; ok && ref != w.botUser {
+	if u, ok := w.users[ref]; ok && !u.IsBot {
 		return w.dm(ref)
 	}
 	name := strings.TrimPrefix(ref, "#")
@@ -114,7 +119,7 @@ func (w *workspace) resolveChannel(ref string) *channel {
 
 func (w *workspace) userOfDM(id string) string {
 	for uid := range w.users {
-		if DMChannelID(uid) == id && uid != w.botUser {
+		if DMChannelID(uid) == id && !w.users[uid].IsBot {
 			return uid
 		}
 	}

@@ -1,0 +1,289 @@
+package slackfake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+const testRedirect = "https://app.example.test/slack/oauth_redirect"
+
+func authorizeURL(srv *Server, state, challenge string) string {
+	q := url.Values{"client_id": {"fake-client-id"}, "scope": {"chat:write,users:read"}, "redirect_uri": {testRedirect}, "state": {state}}
+	if challenge != "" {
+		q.Set("code_challenge", challenge)
+		q.Set("code_challenge_method", "S256")
+	}
+	return srv.URL() + "/oauth/v2/authorize?" + q.Encode()
+}
+
+// install approves an install and exchanges its code, as an app does.
+func install(t *testing.T, srv *Server, a Approval) *slack.OAuthV2Response {
+	t.Helper()
+	to, err := srv.Approve(authorizeURL(srv, "st", ""), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(to)
+	if u.Query().Get("state") != "st" || u.Query().Get("code") == "" {
+		t.Fatalf("redirect %s lacks the state or a code", to)
+	}
+	resp, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, "fake-client-id", "fake-client-secret",
+		u.Query().Get("code"), testRedirect, slack.OAuthOptionAPIURL(srv.APIURL()))
+	if err != nil {
+		t.Fatalf("oauth.v2.access: %v", err)
+	}
+	return resp
+}
+
+func gridServer(t *testing.T, cfg Config) *Server {
+	srv := newServer(t, cfg)
+	srv.AddTeam("T0B", "Beta", "")
+	srv.AddEnterprise("E0G", "Grid Org")
+	srv.AddTeam("T0G1", "Grid One", "E0G")
+	srv.AddTeam("T0G2", "Grid Two", "E0G")
+	srv.AddUser("U0A", "alice")
+	srv.AddUserIn("T0B", "U0B", "bob")
+	srv.AddUserIn("T0G2", "U0G", "gina")
+	srv.AddChannel("C0A", "alpha")
+	srv.AddChannelIn("T0B", "C0B", "beta")
+	srv.AddChannelIn("T0G1", "C0G1", "grid-one")
+	srv.AddChannelIn("T0G2", "C0G2", "grid-two")
+	return srv
+}
+
+// Each install gets a token of its own team: it posts there, and a channel
+// or user of another team does not exist for it. An org-wide install's
+// token reaches every team of its enterprise, and nothing outside it.
+func TestOAuthInstallsAreScopedToTheirTeam(t *testing.T) {
+	srv := gridServer(t, Config{})
+	ctx := t.Context()
+	beta := install(t, srv, Approval{Team: "T0B"})
+	if beta.TokenType != "bot" || beta.Team.ID != "T0B" || beta.Team.Name != "Beta" || beta.Enterprise.ID != "" || beta.IsEnterpriseInstall ||
+		beta.AuthedUser.ID != "U0B" || beta.BotUserID != srv.BotUserOf("T0B") || beta.AppID != "A0FAKE" || beta.Scope != "chat:write,users:read" ||
+		!strings.HasPrefix(beta.AccessToken, "xoxb-") || beta.RefreshToken != "" || beta.ExpiresIn != 0 {
+		t.Fatalf("team install answer: %+v", beta)
+	}
+	org := install(t, srv, Approval{Team: "T0G1", OrgWide: true})
+	if !org.IsEnterpriseInstall || org.Enterprise.ID != "E0G" || org.Enterprise.Name != "Grid Org" || org.Team.ID != "" {
+		t.Fatalf("org-wide install answer: %+v", org)
+	}
+	api := func(tok string) *slack.Client { return slack.New(tok, slack.OptionAPIURL(srv.APIURL())) }
+	for _, c := range []struct {
+		token, channel, want string
+	}{
+		{beta.AccessToken, "C0B", ""}, {beta.AccessToken, "C0A", "channel_not_found"}, {beta.AccessToken, "C0G1", "channel_not_found"},
+		{org.AccessToken, "C0G1", ""}, {org.AccessToken, "C0G2", ""}, {org.AccessToken, "C0B", "channel_not_found"},
+		{"xoxb-fake", "C0A", ""}, {"xoxb-fake", "C0B", "channel_not_found"},
+		{beta.AccessToken, "U0B", ""}, {beta.AccessToken, "U0A", "channel_not_found"},
+	} {
+		_, _, err := api(c.token).PostMessageContext(ctx, c.channel, slack.MsgOptionText("hi", false))
+		if got := errCode(err); got != c.want {
+			t.Errorf("post to %s with the token of %s: %q, want %q", c.channel, c.token[:8], got, c.want)
+		}
+	}
+	if _, err := api(beta.AccessToken).GetUserInfoContext(ctx, "U0A"); errCode(err) != "user_not_found" {
+		t.Errorf("users.info of another team's person: %v, want user_not_found", err)
+	}
+	at, err := api(beta.AccessToken).AuthTestContext(ctx)
+	if err != nil || at.TeamID != "T0B" || at.UserID != srv.BotUserOf("T0B") {
+		t.Errorf("auth.test of the Beta token = %+v, %v", at, err)
+	}
+	// A person's payloads name their team and, in Grid, its enterprise;
+	// is_enterprise_install says the app reaches that team org-wide.
+	srv.mu.Lock()
+	pb := srv.basePayload("block_actions", srv.ws.users["U0B"])
+	pg := srv.basePayload("block_actions", srv.ws.users["U0G"])
+	srv.mu.Unlock()
+	if pb["team"].(map[string]any)["id"] != "T0B" || pb["enterprise"] != nil || pb["is_enterprise_install"] != false {
+		t.Errorf("Beta person's payload: %v", pb)
+	}
+	if pg["team"].(map[string]any)["id"] != "T0G2" || pg["enterprise"].(map[string]any)["id"] != "E0G" || pg["is_enterprise_install"] != true {
+		t.Errorf("Grid person's payload: %v", pg)
+	}
+}
+
+func errCode(err error) string {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// oauth.v2.access refuses what Slack refuses: a replayed or expired code,
+// another redirect_uri, wrong credentials, a PKCE verifier that does not
+// match the challenge.
+func TestOAuthCodeExchangeRefusals(t *testing.T) {
+	clk := newClock()
+	srv := gridServer(t, Config{Now: clk.Now})
+	ctx := t.Context()
+	code := func(challenge string) string {
+		to, err := srv.Approve(authorizeURL(srv, "s", challenge), Approval{Team: "T0B"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(to)
+		return u.Query().Get("code")
+	}
+	exchange := func(id, secret, c, redirect string, opts ...slack.OAuthOption) string {
+		_, err := slack.GetOAuthV2ResponseContext(ctx, http.DefaultClient, id, secret, c, redirect, append(opts, slack.OAuthOptionAPIURL(srv.APIURL()))...)
+		return errCode(err)
+	}
+	c := code("")
+	if got := exchange("fake-client-id", "wrong", c, testRedirect); got != "bad_client_secret" {
+		t.Errorf("wrong secret: %q", got)
+	}
+	if got := exchange("other-id", "fake-client-secret", c, testRedirect); got != "invalid_client_id" {
+		t.Errorf("wrong client id: %q", got)
+	}
+	if got := exchange("fake-client-id", "fake-client-secret", c, testRedirect); got != "" {
+		t.Errorf("a good exchange: %q", got)
+	}
+	if got := exchange("fake-client-id", "fake-client-secret", c, testRedirect); got != "invalid_code" {
+		t.Errorf("the code replayed: %q, want invalid_code", got)
+	}
+	if got := exchange("fake-client-id", "fake-client-secret", code(""), "https://evil.example.test/cb"); got != "bad_redirect_uri" {
+		t.Errorf("another redirect_uri: %q", got)
+	}
+	old := code("")
+	clk.Advance(11 * time.Minute)
+	if got := exchange("fake-client-id", "fake-client-secret", old, testRedirect); got != "invalid_code" {
+		t.Errorf("a code 11 minutes old: %q, want invalid_code", got)
+	}
+	verifier := "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+	sum := sha256.Sum256([]byte(verifier))
+	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
+	for name, c := range map[string]struct {
+		opts []slack.OAuthOption
+		want string
+	}{
+		"no verifier":    {nil, "invalid_grant"},
+		"wrong verifier": {[]slack.OAuthOption{slack.OAuthOptionCodeVerifier(verifier + "x")}, "invalid_grant"},
+		"its verifier":   {[]slack.OAuthOption{slack.OAuthOptionCodeVerifier(verifier)}, ""},
+	} {
+		if got := exchange("fake-client-id", "fake-client-secret", code(challenge), testRedirect, c.opts...); got != c.want {
+			t.Errorf("PKCE, %s: %q, want %q", name, got, c.want)
+		}
+	}
+	if _, err := srv.Approve(strings.Replace(authorizeURL(srv, "s", ""), "fake-client-id", "nope", 1), Approval{}); !errors.Is(err, ErrAuthorize) {
+		t.Errorf("an authorize URL of another client: %v", err)
+	}
+	to, err := srv.Approve(authorizeURL(srv, "s9", ""), Approval{Deny: true})
+	if err != nil || !strings.Contains(to, "error=access_denied") || !strings.Contains(to, "state=s9") || strings.Contains(to, "code=") {
+		t.Errorf("a denied install redirects to %s, %v", to, err)
+	}
+}
+
+// With rotation a token expires (token_expired on every method) and its
+// refresh token, used once, gives a new one.
+func TestOAuthTokenRotation(t *testing.T) {
+	clk := newClock()
+	srv := gridServer(t, Config{Now: clk.Now, TokenRotation: true})
+	ctx := t.Context()
+	in := install(t, srv, Approval{Team: "T0B"})
+	if !strings.HasPrefix(in.AccessToken, "xoxe.xoxb-1-") || !strings.HasPrefix(in.RefreshToken, "xoxe-1-") || in.ExpiresIn != 12*3600 {
+		t.Fatalf("rotating install: %+v", in)
+	}
+	api := slack.New(in.AccessToken, slack.OptionAPIURL(srv.APIURL()))
+	if _, _, err := api.PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false)); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(12 * time.Hour)
+	for _, call := range []func() error{
+		func() error { _, _, err := api.PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false)); return err },
+		func() error { _, err := api.AuthTestContext(ctx); return err },
+		func() error { _, err := api.GetUserInfoContext(ctx, "U0B"); return err },
+	} {
+		if got := errCode(call()); got != "token_expired" {
+			t.Errorf("a call with an expired token: %q, want token_expired", got)
+		}
+	}
+	next, err := slack.RefreshOAuthV2TokenContext(ctx, http.DefaultClient, "fake-client-id", "fake-client-secret", in.RefreshToken, slack.OAuthOptionAPIURL(srv.APIURL()))
+	if err != nil || next.AccessToken == in.AccessToken || next.RefreshToken == in.RefreshToken || next.ExpiresIn != 12*3600 || next.Team.ID != "T0B" {
+		t.Fatalf("refresh = %+v, %v", next, err)
+	}
+	if _, _, err := slack.New(next.AccessToken, slack.OptionAPIURL(srv.APIURL())).PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false)); err != nil {
+		t.Fatalf("the refreshed token: %v", err)
+	}
+	if _, err := slack.RefreshOAuthV2TokenContext(ctx, http.DefaultClient, "fake-client-id", "fake-client-secret", in.RefreshToken, slack.OAuthOptionAPIURL(srv.APIURL())); errCode(err) != "invalid_refresh_token" {
+		t.Fatalf("a refresh token used twice: %v, want invalid_refresh_token", err)
+	}
+}
+
+// Uninstalling revokes the team's tokens and delivers app_uninstalled;
+// revoking delivers tokens_revoked naming the bot.
+func TestOAuthUninstallAndRevoke(t *testing.T) {
+	srv := gridServer(t, Config{})
+	ctx := t.Context()
+	events := make(chan map[string]any, 4)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &ev)
+		events <- ev
+	}))
+	defer hs.Close()
+	srv.UseHTTP(hs.URL, hs.URL)
+	beta := install(t, srv, Approval{Team: "T0B"})
+	org := install(t, srv, Approval{Team: "T0G1", OrgWide: true})
+	if status, err := srv.Uninstall(ctx, "", "T0B"); err != nil || status != 200 {
+		t.Fatal(status, err)
+	}
+	ev := <-events
+	if ev["team_id"] != "T0B" || ev["event"].(map[string]any)["type"] != "app_uninstalled" {
+		t.Errorf("uninstall event: %v", ev)
+	}
+	if srv.TokenValid(beta.AccessToken) || !srv.TokenValid(org.AccessToken) {
+		t.Error("Uninstall(T0B) revoked the wrong tokens")
+	}
+	if _, err := slack.New(beta.AccessToken, slack.OptionAPIURL(srv.APIURL())).AuthTestContext(ctx); errCode(err) != "token_revoked" {
+		t.Errorf("an uninstalled team's token: %v, want token_revoked", err)
+	}
+	if _, err := srv.RevokeTokens(ctx, "E0G", ""); err != nil {
+		t.Fatal(err)
+	}
+	ev = <-events
+	inner := ev["event"].(map[string]any)
+	if ev["enterprise_id"] != "E0G" || ev["is_enterprise_install"] != true || inner["type"] != "tokens_revoked" ||
+		inner["tokens"].(map[string]any)["bot"].([]any)[0] != org.BotUserID {
+		t.Errorf("tokens_revoked event: %v", ev)
+	}
+	if srv.TokenValid(org.AccessToken) {
+		t.Error("the org-wide token works after RevokeTokens(E0G)")
+	}
+}
+
+// The authorize page over HTTP redirects as a person who clicks Allow.
+func TestOAuthAuthorizePageRedirects(t *testing.T) {
+	srv := gridServer(t, Config{})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, authorizeURL(srv, "abc", "")+"&team=T0G2&fake_org_wide=1", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), testRedirect+"?") || loc.Query().Get("state") != "abc" || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize answered %d to %s", resp.StatusCode, loc)
+	}
+	r, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, "fake-client-id", "fake-client-secret", loc.Query().Get("code"), testRedirect, slack.OAuthOptionAPIURL(srv.APIURL()))
+	if err != nil || !r.IsEnterpriseInstall || r.Enterprise.ID != "E0G" {
+		t.Fatalf("exchange = %+v, %v", r, err)
+	}
+}
