@@ -205,7 +205,10 @@ func TestOAuthTokenRotation(t *testing.T) {
 	}
 	clk.Advance(12 * time.Hour)
 	for _, call := range []func() error{
-		func() error { _, _, err := api.PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false)); return err },
+		func() error {
+			_, _, err := api.PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false))
+			return err
+		},
 		func() error { _, err := api.AuthTestContext(ctx); return err },
 		func() error { _, err := api.GetUserInfoContext(ctx, "U0B"); return err },
 	} {
