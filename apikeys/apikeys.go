@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 	"github.com/slackask/slackask/store"
 )
 
@@ -29,17 +30,17 @@ type Scope struct {
 // Check refuses ids that are not Slack ids of their kind.
 func (sc Scope) Check() error {
 	for _, w := range sc.Workspaces {
-		if !interaction.IsWorkspaceID(w) {
+		if !slackid.IsWorkspace(w) {
 			return fmt.Errorf("workspace %q: not a Slack team (T…) or Enterprise Grid organization (E…) id", w)
 		}
 	}
 	for _, c := range sc.Channels {
-		if !interaction.IsConversationID(c) && !interaction.IsUserID(c) {
+		if !slackid.IsConversation(c) && !slackid.IsUser(c) {
 			return fmt.Errorf("channel %q: not a Slack conversation id (C…, G…, D…) or a user id (U…, W…) for DMs", c)
 		}
 	}
 	for _, r := range sc.Responders {
-		if !interaction.IsResponderID(r) {
+		if !slackid.IsResponder(r) {
 			return fmt.Errorf("responder %q: not a Slack user (U…, W…) or user-group (S…) id", r)
 		}
 	}

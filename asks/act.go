@@ -358,7 +358,7 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 		var seen Record
 		rec, err := s.store.Update(ctx, a.AskID, func(r *Record) error {
 			s.legacyRef(r)
-			err := admit(a, r, groupsChecked, waits < notPostedWaits)
+			err := s.admit(a, r, groupsChecked, waits < notPostedWaits)
 			if err == nil {
 				err = change(r)
 			}
@@ -400,7 +400,7 @@ func (s *Service) act(ctx context.Context, a Act, change func(*Record) error) (o
 // legacyRef fills in the main message's reference of a record posted
 // before references were kept, as the surface gives it.
 func (s *Service) legacyRef(r *Record) {
-	if rf, ok := s.surface.(Referrer); ok && r.Ref == "" && r.TS != "" {
+	if rf, ok := s.surface.(Referrer); ok && r.Ref == "" && r.Posted() {
 		r.Ref = rf.MainRef(*r)
 	}
 }
@@ -411,8 +411,8 @@ func (s *Service) legacyRef(r *Record) {
 // errGroups: the person is not a listed responder, but may be in a
 // listed group (the caller asks the surface, then retries with
 // groupsChecked).
-func admit(a Act, r *Record, groupsChecked, patient bool) error {
-	if patient && r.Status == interaction.StatusPending && r.TS == "" {
+func (s *Service) admit(a Act, r *Record, groupsChecked, patient bool) error {
+	if patient && r.Status == interaction.StatusPending && !r.Posted() {
 		return errNotPosted
 	}
 	onMain := a.Ref != "" && a.Ref == r.Ref
@@ -439,7 +439,7 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 	if groupsChecked {
 		return nil
 	}
-	ok, askGroups := mayAnswer(*r, a.By.ID)
+	ok, askGroups := mayAnswer(*r, a.By.ID, s.surface.IsGroup)
 	switch {
 	case ok:
 		return nil
@@ -452,9 +452,9 @@ func admit(a Act, r *Record, groupsChecked, patient bool) error {
 // mayAnswer reports whether user may answer r without asking about
 // groups: for an ask awaiting "all", one of the people it awaits; else
 // anyone when the ask names no responders (a DM: its recipient only), else
-// a listed user. askGroups is set when r lists groups, which
+// a listed user. askGroups is set when r lists groups (isGroup), which
 // user may belong to.
-func mayAnswer(r Record, user string) (ok, askGroups bool) {
+func mayAnswer(r Record, user string, isGroup func(string) bool) (ok, askGroups bool) {
 	if len(r.Awaited) > 0 { // "all": exactly the people expanded at creation
 		return slices.Contains(r.Awaited, user), false
 	}
@@ -462,7 +462,7 @@ func mayAnswer(r Record, user string) (ok, askGroups bool) {
 	if ids == nil || slices.Contains(ids, user) {
 		return true, false
 	}
-	return false, slices.ContainsFunc(ids, interaction.IsUserGroupID)
+	return false, slices.ContainsFunc(ids, isGroup)
 }
 
 // inGroups reports whether user belongs to one of r's responder groups.
@@ -471,7 +471,7 @@ func mayAnswer(r Record, user string) (ok, askGroups bool) {
 func (s *Service) inGroups(ctx context.Context, r Record, user string) (bool, error) {
 	var firstErr error
 	for _, id := range MayAnswerIDs(r) {
-		if !interaction.IsUserGroupID(id) {
+		if !s.surface.IsGroup(id) {
 			continue
 		}
 		ok, err := s.surface.InGroup(ctx, r.TeamID, id, user)

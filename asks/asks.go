@@ -331,8 +331,21 @@ func (s *Service) workspace(ctx context.Context, ws string) (team, app string, e
 	return team, app, nil
 }
 
-func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Record, error) {
+// CheckAsk checks in as Create does before anything else:
+// interaction.ValidateInput, then the surface's rules when it is a
+// Checker (interaction.Checker).
+func (s *Service) CheckAsk(in interaction.AskInput) error {
 	if err := interaction.ValidateInput(in); err != nil {
+		return err
+	}
+	if c, ok := s.surface.(Checker); ok {
+		return c.CheckAsk(in)
+	}
+	return nil
+}
+
+func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Record, error) {
+	if err := s.CheckAsk(in); err != nil {
 		return Record{}, err
 	}
 	channel := in.Channel
@@ -378,7 +391,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	if err := caller.Admit(channel, in.User, rec.Responders); err != nil {
 		return Record{}, err
 	}
-	if err := caller.AdmitReach(in.Notify, in.Escalation, rec.Responders); err != nil {
+	if err := caller.AdmitReach(in.Notify, in.Escalation, rec.Responders, s.surface.IsGroup); err != nil {
 		return Record{}, err
 	}
 	switch {
@@ -390,7 +403,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		rec.Awaited, rec.Wanted = people, len(people)
 		rec.Progress = nil
 	case in.Responses.N > 1:
-		if n, ok := mostPeople(rec); ok && in.Responses.N > n {
+		if n, ok := mostPeople(rec, s.surface.IsGroup); ok && in.Responses.N > n {
 			who := fmt.Sprintf("%d people", n)
 			if n == 1 {
 				who = "1 person"
@@ -432,11 +445,11 @@ func namedIDs(in interaction.AskInput) []string {
 // mostPeople is how many people may answer rec when that is known
 // without asking the surface: one for a DM, the listed users when no group
 // is listed; ok is false otherwise.
-func mostPeople(rec Record) (n int, ok bool) {
+func mostPeople(rec Record, isGroup func(string) bool) (n int, ok bool) {
 	if len(rec.Responders) == 0 {
 		return 1, rec.User != ""
 	}
-	if slices.ContainsFunc(rec.Responders, interaction.IsUserGroupID) {
+	if slices.ContainsFunc(rec.Responders, isGroup) {
 		return 0, false
 	}
 	seen := map[string]bool{}
@@ -460,7 +473,7 @@ func (s *Service) people(ctx context.Context, workspace string, responders []str
 		}
 	}
 	for _, id := range responders {
-		if !interaction.IsUserGroupID(id) {
+		if !s.surface.IsGroup(id) {
 			add(id)
 			continue
 		}

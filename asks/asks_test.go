@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,6 +145,10 @@ func (f *surface) InGroup(_ context.Context, _, group, user string) (bool, error
 	return slices.Contains(f.groups[group], user), nil
 }
 
+// IsGroup: the test surface's groups are named as Slack's user groups
+// are (S…), so that the tests read like Slack's asks.
+func (f *surface) IsGroup(id string) bool { return strings.HasPrefix(id, "S") }
+
 func (f *surface) Members(_ context.Context, _, group string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -230,21 +235,52 @@ func click(ask interaction.Ask, who string) Act {
 		Ref: ask.Channel + "/" + ask.TS, Rev: 1}
 }
 
-func TestCreateRejectsBadIDs(t *testing.T) {
+// checking is a surface with rules of its own (Checker): it refuses a
+// channel not named C…, and notes what it was asked about.
+type checking struct {
+	*surface
+	asked []interaction.AskInput
+}
+
+func (c *checking) CheckAsk(in interaction.AskInput) error {
+	c.asked = append(c.asked, in)
+	if in.Channel != "" && !strings.HasPrefix(in.Channel, "C") {
+		return interaction.Errorf(interaction.InvalidQuestion, "channel %q: not ours", in.Channel)
+	}
+	return nil
+}
+
+// TestCreateChecks: Create refuses what interaction.ValidateInput refuses
+// without asking the surface, then what the surface's Checker refuses, as
+// it was given (before defaults), and posts neither; CheckAsk answers as
+// Create does. The lifecycle itself reads no ids: a surface without a
+// Checker takes any.
+func TestCreateChecks(t *testing.T) {
 	r := newRig(t)
+	surf := &checking{surface: r.surf}
+	svc, err := New(Config{Store: r.st, Surface: surf, DefaultChannel: "#default", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, in := range map[string]interaction.AskInput{
-		"mention":   {Request: twoQuestions(), Mention: []string{"<!channel>"}},
-		"responder": {Request: twoQuestions(), Responders: []string{"alice"}},
-		"user":      {Request: twoQuestions(), User: "C0NOTAUSER"},
-		"channel":   {Request: twoQuestions(), Channel: "#general"},
-		"thread":    {Request: twoQuestions(), ThreadTS: "yesterday"},
-		"key":       {Request: twoQuestions(), IdempotencyKey: string(make([]byte, 201))},
+		"key":     {Request: twoQuestions(), IdempotencyKey: string(make([]byte, 201))},
+		"channel": {Request: twoQuestions(), Channel: "#general"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := r.svc.Create(context.Background(), in); interaction.ErrorCode(err) != interaction.InvalidQuestion {
-				t.Fatalf("err = %v", err)
+			want := svc.CheckAsk(in)
+			if interaction.ErrorCode(want) != interaction.InvalidQuestion {
+				t.Fatalf("CheckAsk: %v", want)
+			}
+			if _, err := svc.Create(context.Background(), in); err == nil || !strings.HasSuffix(err.Error(), want.Error()) {
+				t.Fatalf("Create: %v, want %v", err, want)
 			}
 		})
+	}
+	if len(surf.asked) != 2 || surf.asked[0].Channel != "#general" || surf.asked[1].Channel != "#general" {
+		t.Fatalf("the surface was asked about %+v, want the #general ask twice (CheckAsk, Create) and never the bad key", surf.asked)
+	}
+	if _, err := r.svc.Create(context.Background(), interaction.AskInput{Request: twoQuestions(), Channel: "#general", Responders: []string{"alice"}}); err != nil {
+		t.Fatalf("a surface without a Checker: %v", err)
 	}
 	t.Run("no channel", func(t *testing.T) {
 		svc, err := New(Config{Store: r.st, Surface: r.surf, Logger: zerolog.Nop()})
@@ -255,8 +291,8 @@ func TestCreateRejectsBadIDs(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	if n := len(r.surf.posts); n != 0 {
-		t.Fatalf("%d messages posted", n)
+	if n := len(r.surf.posts); n != 1 {
+		t.Fatalf("%d messages posted, want the one without a Checker", n)
 	}
 }
 

@@ -102,7 +102,7 @@ func copyPosting(r *Record) bool {
 // are posted once the main message is (they are its copies), and never
 // after the ask ended.
 func copiesDue(r Record) time.Time {
-	if r.Status.Ended() || r.TS == "" {
+	if r.Status.Ended() || !r.Posted() {
 		return time.Time{}
 	}
 	var w time.Time

@@ -172,20 +172,20 @@ func (s *Service) nextWake(r *Record) time.Time {
 	defer c.mu.Unlock()
 	if !r.Status.Ended() {
 		switch {
-		case r.TS == "" && r.PostQueue != "":
+		case !r.Posted() && r.PostQueue != "":
 			earliest(c.pacedLocked(r.ID, dutyPost, latest(r.PostAt, r.CreatedAt)))
-		case r.TS == "":
+		case !r.Posted():
 			earliest(c.pacedLocked(r.ID, dutyPost, r.CreatedAt.Add(postGrace)))
 		}
 		if r.ExpiresAt != nil {
 			earliest(*r.ExpiresAt)
 		}
-		if r.TS != "" && !r.RemindAt.IsZero() && !r.Reminded {
+		if r.Posted() && !r.RemindAt.IsZero() && !r.Reminded {
 			earliest(r.RemindAt)
 		}
 	}
 	earliest(c.pacedLocked(r.ID, dutyCopy, copiesDue(*r)))
-	if r.TS != "" && !r.Synced {
+	if r.Posted() && !r.Synced {
 		when := now.Add(syncGrace)
 		if until := c.held[r.ID]; until.After(when) {
 			when = until // rendered once more when no earlier update can land
@@ -309,9 +309,9 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		var err error
 		ran := true
 		switch {
-		case rec.TS == "" && rec.PostQueue != "" && !latest(rec.PostAt, rec.CreatedAt).After(now):
+		case !rec.Posted() && rec.PostQueue != "" && !latest(rec.PostAt, rec.CreatedAt).After(now):
 			err = s.postQueued(ctx, rec)
-		case rec.TS == "" && rec.PostQueue == "" && !rec.CreatedAt.Add(postGrace).After(now):
+		case !rec.Posted() && rec.PostQueue == "" && !rec.CreatedAt.Add(postGrace).After(now):
 			err = s.postLeft(ctx, rec)
 		default:
 			ran = false
@@ -335,11 +335,11 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		switch {
 		case rec.ExpiresAt != nil && !rec.ExpiresAt.After(now):
 			s.expire(ctx, rec.ID)
-		case rec.TS != "" && !rec.RemindAt.IsZero() && !rec.Reminded && !rec.RemindAt.After(now):
+		case rec.Posted() && !rec.RemindAt.IsZero() && !rec.Reminded && !rec.RemindAt.After(now):
 			s.remind(ctx, rec.ID)
 		}
 	}
-	if rec.TS != "" && !rec.Synced {
+	if rec.Posted() && !rec.Synced {
 		select {
 		case <-s.recovered:
 		default:
@@ -351,7 +351,7 @@ func (c *dispatcher) handle(ctx context.Context, rec Record) {
 		// made and rendered since the claim: rendering it would draw an
 		// older state (an ended ask live again) until the check after
 		// it. The record is read again and marked as it stands.
-		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.TS != "" && !cur.Synced {
+		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.Posted() && !cur.Synced {
 			s.syncer.mark(cur)
 		}
 	}

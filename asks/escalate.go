@@ -65,7 +65,7 @@ func stepAt(r Record, i int) time.Time {
 // (after the attempt in flight, if any); zero for none. A step fires only
 // once the ask's message is posted (its reply goes in that thread).
 func escalationWake(r Record) time.Time {
-	if r.Status.Ended() || r.TS == "" {
+	if r.Status.Ended() || !r.Posted() {
 		return time.Time{}
 	}
 	var w time.Time
@@ -106,7 +106,7 @@ func (s *Service) escalate(ctx context.Context, rec Record) error {
 		var fired []int
 		out, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
 			fired = fired[:0]
-			if r.Status.Ended() || r.TS == "" {
+			if r.Status.Ended() || !r.Posted() {
 				return errNoChange
 			}
 			for i := range r.Escalation {
@@ -175,7 +175,7 @@ func (s *Service) stepDMs(ctx context.Context, rec Record, now time.Time) (map[i
 		people, err := s.people(ctx, rec.TeamID, st.Responders, fmt.Sprintf("escalation[%d]", i))
 		if interaction.ErrorCode(err) == interaction.InvalidQuestion {
 			s.log.Warn().Err(err).Str("ask", rec.ID).Int("step", i).Msg("escalation: DMs to the listed users only")
-			people, err = slices.DeleteFunc(slices.Clone(st.Responders), interaction.IsUserGroupID), nil
+			people, err = slices.DeleteFunc(slices.Clone(st.Responders), s.surface.IsGroup), nil
 		}
 		if err != nil {
 			return nil, err
@@ -292,8 +292,8 @@ func MayAnswerIDs(r Record) []string {
 // that names nobody (anyone may answer it already), waits for every
 // named person, or for a hand-off to oneself.
 func (s *Service) HandOff(ctx context.Context, a Act, to interaction.User) (Record, error) {
-	if !interaction.IsUserID(to.ID) {
-		return Record{}, fmt.Errorf("asks hand off: %w: %q is not a user id", ErrNoHandoff, to.ID)
+	if to.ID == "" || s.surface.IsGroup(to.ID) {
+		return Record{}, fmt.Errorf("asks hand off: %w: %q is not a person", ErrNoHandoff, to.ID)
 	}
 	var n int
 	rec, err := s.act(ctx, a, func(r *Record) error {

@@ -56,7 +56,7 @@ type notifiedData struct {
 // emitNotified records that each of ids was told of the ask, how.
 func emitNotified(r *Record, ids []string, how string) {
 	for _, id := range ids {
-		if interaction.IsResponderID(id) {
+		if id != "" {
 			r.Emit(store.EventNotified, nil, notifiedData{User: id, How: how})
 		}
 	}
@@ -67,10 +67,11 @@ func emitNotified(r *Record, ids []string, how string) {
 // people its message mentions).
 func setPosted(r *Record, at Posted) {
 	channel, ts := at.Channel, at.TS
-	news := ts != "" && (r.TS != ts || r.Channel != channel)
-	first := r.TS == ""
+	landed := at.Ref != "" || ts != ""
+	news := landed && (r.TS != ts || r.Channel != channel)
+	first := !r.Posted()
 	r.Channel, r.TS, r.Ref = channel, ts, at.Ref
-	if ts != "" {
+	if landed {
 		leaveQueue(r) // posted: out of its post queue
 	}
 	if news {

@@ -34,13 +34,13 @@ type Inbox struct {
 }
 
 // InboxOf sorts pending and recent (records newest first) into user's
-// inbox. inGroup reports whether user belongs to a user group (errors
-// count as no). Asks that anyone in their conversation may answer are
+// inbox. inGroup reports whether id names a group user belongs to (false
+// for a person's id; errors count as no). Asks that anyone in their conversation may answer are
 // not listed as waiting: they name nobody.
 func InboxOf(user string, pending, recent []Record, inGroup func(group string) bool, maxWaiting, maxAnswered int) Inbox {
 	var in Inbox
 	for _, r := range pending {
-		if r.Status.Ended() || r.TS == "" || !names(r, user, inGroup) || respondedBy(r, user) != nil {
+		if r.Status.Ended() || !r.Posted() || !names(r, user, inGroup) || respondedBy(r, user) != nil {
 			continue
 		}
 		in.Waiting = append(in.Waiting, r)
@@ -76,7 +76,7 @@ func InboxOf(user string, pending, recent []Record, inGroup func(group string) b
 // names reports whether r names user among who may answer it.
 func names(r Record, user string, inGroup func(string) bool) bool {
 	for _, id := range MayAnswerIDs(r) {
-		if id == user || interaction.IsUserGroupID(id) && inGroup(id) {
+		if id == user || inGroup(id) {
 			return true
 		}
 	}

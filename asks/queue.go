@@ -53,7 +53,7 @@ func (s *Service) queuedAhead(ctx context.Context, rec Record) bool {
 func (s *Service) enqueue(ctx context.Context, rec Record, at time.Time) (Record, error) {
 	q := queueName(rec)
 	out, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		if r.TS != "" || r.Status.Ended() {
+		if r.Posted() || r.Status.Ended() {
 			return errNoChange
 		}
 		r.PostQueue, r.Posting, r.PostAt, r.PostAttempt = q, interaction.PostingQueued, at, time.Time{}
@@ -193,7 +193,7 @@ func (s *Service) postHead(ctx context.Context, rec Record) (time.Duration, erro
 	// (a replica that lost the lease mid-post) does not post it too.
 	attempt := rec.PostAttempt
 	rec, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
-		if r.TS != "" || r.Status.Ended() || r.PostQueue != q || !r.PostAttempt.Equal(attempt) {
+		if r.Posted() || r.Status.Ended() || r.PostQueue != q || !r.PostAttempt.Equal(attempt) {
 			return errNoChange
 		}
 		r.PostAttempt = now
@@ -234,7 +234,7 @@ func (s *Service) postHead(ctx context.Context, rec Record) (time.Duration, erro
 // attempt started then was refused (nothing posted): it is forgotten.
 func (s *Service) retryTurn(ctx context.Context, rec Record, at time.Time, cleared ...time.Time) error {
 	_, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-		if r.TS != "" || r.Status.Ended() || r.PostQueue == "" {
+		if r.Posted() || r.Status.Ended() || r.PostQueue == "" {
 			return errNoChange
 		}
 		if len(cleared) > 0 && r.PostAttempt.Equal(cleared[0]) {

@@ -59,7 +59,7 @@ func (s *Service) resolvePost(rec Record) { s.settle(rec, true) }
 // settle is resolvePost; without mayPost a message that is not found is
 // left to whoever may still be posting it (or to the dispatcher).
 func (s *Service) settle(rec Record, mayPost bool) {
-	if rec.TS != "" || !s.posting.claim(rec.ID) {
+	if rec.Posted() || !s.posting.claim(rec.ID) {
 		return
 	}
 	s.bg.Go(func() {
@@ -93,7 +93,7 @@ var errNotSettled = errors.New("asks: the ask's post is not settled")
 // that a retry arriving at another replica while the first one posts
 // never posts a second message.
 func (s *Service) resolveLeft(rec Record) {
-	if rec.TS == "" && rec.PostQueue == "" { // a queued ask is posted by its queue
+	if !rec.Posted() && rec.PostQueue == "" { // a queued ask is posted by its queue
 		s.settle(rec, s.now().Sub(rec.CreatedAt) > s.cfg.PostTimeout+5*time.Second)
 	}
 }
@@ -107,7 +107,7 @@ func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 	if isNotFound(err) {
 		return true, nil
 	}
-	if err != nil || rec.TS != "" {
+	if err != nil || rec.Posted() {
 		return err == nil, err
 	}
 	at, err := s.surface.FindPosted(ctx, rec)
@@ -146,7 +146,7 @@ func (s *Service) resolveOnce(id string, mayPost bool) (done bool, err error) {
 func (s *Service) adopt(ctx context.Context, rec Record, at Posted) (Record, error) {
 	// (Update returns a zero record with errNoChange: rec keeps the id.)
 	out, err := s.store.Update(ctx, rec.ID, func(r *Record) error {
-		if r.TS != "" {
+		if r.Posted() {
 			return errNoChange
 		}
 		setPosted(r, at)
@@ -198,7 +198,7 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 // link, or Slack could not give one then. An ask this process is posting
 // is left alone: that post stores its link itself.
 func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
-	if rec.TS == "" || rec.Permalink != "" || !s.posting.claim(rec.ID) {
+	if !rec.Posted() || rec.Permalink != "" || !s.posting.claim(rec.ID) {
 		return rec
 	}
 	defer s.posting.release(rec.ID)
@@ -222,7 +222,7 @@ func setPermalink(r *Record, link string) {
 // is a convenience and never fails the ask).
 func (s *Service) permalink(ctx context.Context, rec Record, at Posted, wait time.Duration) string {
 	pl, ok := s.surface.(Permalinker)
-	if !ok || at.TS == "" {
+	if !ok || at.Ref == "" && at.TS == "" { // TS alone: posted before references were kept
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)

@@ -33,7 +33,7 @@ func (s *Service) remind(ctx context.Context, id string) {
 	now := s.now()
 	_, marks := s.surface.(Noticer)
 	rec, err := s.store.Update(ctx, id, func(r *Record) error {
-		if r.Status.Ended() || r.Reminded || r.TS == "" || r.RemindAt.After(now) {
+		if r.Status.Ended() || r.Reminded || !r.Posted() || r.RemindAt.After(now) {
 			return errNoChange
 		}
 		r.Reminders++
@@ -78,7 +78,7 @@ func (s *Service) remindSendDuty() Duty {
 	return Duty{
 		Name: dutyRemindSend,
 		When: func(r Record) time.Time {
-			if r.RemindSend == nil || r.RemindSend.Sent || r.Status.Ended() || r.TS == "" {
+			if r.RemindSend == nil || r.RemindSend.Sent || r.Status.Ended() || !r.Posted() {
 				return time.Time{}
 			}
 			return r.RemindSend.Sending
@@ -139,7 +139,7 @@ func (s *Service) recover(ctx context.Context) {
 		return
 	}
 	for _, rec := range pending {
-		if rec.TS == "" && rec.PostQueue == "" && rec.CreatedAt.Before(start) && start.Before(rec.CreatedAt.Add(postGrace)) {
+		if !rec.Posted() && rec.PostQueue == "" && rec.CreatedAt.Before(start) && start.Before(rec.CreatedAt.Add(postGrace)) {
 			// Stored by an earlier process (or another replica) and not
 			// yet posted. Its post may still be in flight: Slack finishes
 			// a request whose client was killed, after this start. So
@@ -182,7 +182,7 @@ func (s *Service) recover(ctx context.Context) {
 }
 
 func (s *Service) recoverOne(ctx context.Context, rec Record) {
-	if rec.TS != "" && !rec.Synced {
+	if rec.Posted() && !rec.Synced {
 		// The process that left it unsynced may have died with its
 		// update in flight: rendered now, and again once that update
 		// can no longer land.
@@ -191,13 +191,13 @@ func (s *Service) recoverOne(ctx context.Context, rec Record) {
 	if rec.WakeAt.IsZero() && !s.nextWake(&rec).IsZero() {
 		s.rewake(ctx, rec.ID)
 	}
-	if rec.TS != "" && !rec.Synced {
+	if rec.Posted() && !rec.Synced {
 		// Read again and marked as it stands, as the dispatcher does: the
 		// page was listed a while ago, and another replica may have
 		// changed the ask since (ended it, and drawn it ended); rendering
 		// the listed record would draw it live again until the check
 		// after the update.
-		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.TS != "" && !cur.Synced {
+		if cur, err := s.store.Get(ctx, rec.ID); err == nil && cur.Posted() && !cur.Synced {
 			s.syncer.mark(cur)
 		} else if err != nil && !isNotFound(err) {
 			s.syncer.mark(rec) // the check after the update still brings it in step

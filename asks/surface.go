@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
 )
 
@@ -56,6 +57,18 @@ type Surface interface {
 	// Members lists the users of the user group of workspace (for an ask
 	// that waits for every responder); an error means it could not tell.
 	Members(ctx context.Context, workspace, group string) ([]string, error)
+	// IsGroup reports whether id, as a request names who may answer or
+	// who is mentioned, names a group of people (InGroup, Members) rather
+	// than a person. The lifecycle never reads ids itself.
+	IsGroup(id string) bool
+}
+
+// Checker is implemented by a Surface with rules of its own for what an
+// ask may say (the syntax of its ids, what it can show): Create calls
+// CheckAsk after interaction.ValidateInput and before anything else, and
+// refuses the ask with its error (an *interaction.Error).
+type Checker interface {
+	CheckAsk(in interaction.AskInput) error
 }
 
 // Workspaces is implemented by a surface that serves many workspaces

@@ -170,7 +170,7 @@ func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
 // the record was in step with it (or had moved on and was rendered in turn).
 func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, err error) {
 	for {
-		if rec.TS == "" || rec.Synced {
+		if !rec.Posted() || rec.Synced {
 			return false, nil
 		}
 		if !rec.MessageGone {

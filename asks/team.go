@@ -14,12 +14,13 @@ func Many(r Record) bool { return r.Wanted > 1 || len(r.Awaited) > 0 }
 
 // Missing returns who r still waits for: the awaited people ("all"), or
 // the listed user responders, that have no response yet. It is nil for an
-// ask that waits for any N people (see Needed).
-func Missing(r Record) []string {
+// ask that waits for any N people (see Needed), or that names a group
+// (isGroup: Surface.IsGroup).
+func Missing(r Record, isGroup func(id string) bool) []string {
 	people := r.Awaited
 	if len(people) == 0 {
 		people = MayAnswerIDs(r)
-		if slices.ContainsFunc(people, interaction.IsUserGroupID) || len(r.Responders) == 0 {
+		if slices.ContainsFunc(people, isGroup) || len(r.Responders) == 0 {
 			return nil
 		}
 	}

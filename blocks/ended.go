@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // endedBlocks renders an ended ask: no interactive element, each question
@@ -143,7 +144,7 @@ func user(u *interaction.User) string {
 	if u == nil {
 		return ""
 	}
-	if interaction.IsUserID(u.ID) {
+	if slackid.IsUser(u.ID) {
 		return "<@" + u.ID + ">"
 	}
 	if n := oneLine(u.Name); n != "" {

@@ -2,7 +2,7 @@ package blocks
 
 import (
 	"fmt"
-	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -115,9 +115,9 @@ func mrkdwn(s string) *slack.TextBlockObject {
 // (S…) id, and false for anything else.
 func mention(id string) (string, bool) {
 	switch {
-	case interaction.IsUserID(id):
+	case slackid.IsUser(id):
 		return "<@" + id + ">", true
-	case interaction.IsUserGroupID(id):
+	case slackid.IsUserGroup(id):
 		return "<!subteam^" + id + ">", true
 	}
 	return "", false

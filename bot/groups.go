@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/slackid"
 )
 
 // groupCache holds user-group members fetched with usergroups.users.list
@@ -68,6 +69,10 @@ func (b *Bot) InGroup(ctx context.Context, workspace, group, user string) (bool,
 	}
 	return slices.Contains(members, user), nil
 }
+
+// IsGroup implements asks.Surface: a Slack user-group id (S…) names a
+// group; every other id a person.
+func (*Bot) IsGroup(id string) bool { return slackid.IsUserGroup(id) }
 
 // Members implements asks.Surface with usergroups.users.list (cached as
 // for InGroup).

@@ -10,6 +10,7 @@ import (
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // openHandoff answers a "Hand off…" click with the hand-off modal, right
@@ -41,7 +42,7 @@ func (b *Bot) handoffJobs(ctx context.Context, env *Envelope) []job {
 		return nil
 	}
 	to, ok := blocks.HandoffUser(cb.View.State)
-	if !ok || !interaction.IsUserID(to) {
+	if !ok || !slackid.IsUser(to) {
 		env.Ack(handoffErrors("Choose the person to hand the question to."))
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/installs"
-	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // The App Home inbox: published on app_home_opened and kept current, for
@@ -275,8 +275,11 @@ func (h *homeBoard) doneLocked(v viewer, snap int64) {
 
 // homeView draws v's Home from the records of their workspace.
 func (b *Bot) homeView(ctx context.Context, v viewer, pending, recent []asks.Record) slack.HomeTabViewRequest {
-	inGroup := func(group string) bool {
-		ok, err := b.InGroup(ctx, v.ws, group, v.user)
+	inGroup := func(id string) bool {
+		if !slackid.IsUserGroup(id) {
+			return false
+		}
+		ok, err := b.InGroup(ctx, v.ws, id, v.user)
 		return err == nil && ok
 	}
 	if b.routes.many() {
@@ -308,7 +311,7 @@ func ofWorkspace(recs []asks.Record, ws string) []asks.Record {
 // Event implements EventHandler: app_home_opened on the Home tab starts
 // keeping the person's Home current.
 func (b *Bot) Event(ctx context.Context, ev EventCallback) {
-	if ev.Type == "app_home_opened" && ev.Tab == "home" && interaction.IsUserID(ev.User) && b.home != nil {
+	if ev.Type == "app_home_opened" && ev.Tab == "home" && slackid.IsUser(ev.User) && b.home != nil {
 		ws := ""
 		if b.routes.many() {
 			ws = ev.key()

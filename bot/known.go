@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // knownTTL is how long a user id Slack knew is taken as known without
@@ -22,6 +23,11 @@ type knownUsers struct {
 	mu sync.Mutex
 	at map[string]time.Time // by workspace key and user
 }
+
+// CheckAsk implements asks.Checker: an ask's user, channel, responders,
+// mentions, thread and workspace must be Slack ids of their kind
+// (slackid.CheckAsk), before anything is kept or any call made.
+func (*Bot) CheckAsk(in interaction.AskInput) error { return slackid.CheckAsk(in) }
 
 // CheckIDs refuses, before an ask is kept, a user or user-group id that
 // Slack (in the ask's workspace) does not know (users.info, usergroups.users.list; both cached):
@@ -38,7 +44,7 @@ func (b *Bot) CheckIDs(ctx context.Context, workspace string, ids []string) erro
 	}
 	for _, id := range ids {
 		var err error
-		if interaction.IsUserGroupID(id) {
+		if slackid.IsUserGroup(id) {
 			_, err = b.groups.members(ctx, c, id)
 		} else {
 			err = b.knownUser(ctx, c, id)

@@ -9,7 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/asks"
-	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 var _ asks.Noticer = (*Bot)(nil)
@@ -116,9 +116,9 @@ func mentionsOf(ids []string) string {
 	parts := make([]string, 0, len(ids))
 	for _, id := range ids {
 		switch {
-		case interaction.IsUserGroupID(id):
+		case slackid.IsUserGroup(id):
 			parts = append(parts, "<!subteam^"+id+">")
-		case interaction.IsUserID(id):
+		case slackid.IsUser(id):
 			parts = append(parts, "<@"+id+">")
 		}
 	}

@@ -14,12 +14,14 @@ import (
 	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/blocks"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 var (
 	_ asks.Surface     = (*Bot)(nil)
 	_ asks.Permalinker = (*Bot)(nil)
 	_ asks.Referrer    = (*Bot)(nil)
+	_ asks.Checker     = (*Bot)(nil)
 )
 
 // Post implements asks.Surface with chat.postMessage: in the ask's
@@ -474,12 +476,12 @@ func (b *Bot) teamMissing(ctx context.Context, r asks.Record) []string {
 	if !asks.Many(r) {
 		return nil
 	}
-	if missing := asks.Missing(r); missing != nil || !slices.ContainsFunc(r.Responders, interaction.IsUserGroupID) {
+	if missing := asks.Missing(r, slackid.IsUserGroup); missing != nil || !slices.ContainsFunc(r.Responders, slackid.IsUserGroup) {
 		return missing
 	}
 	var people []string
 	for _, id := range r.Responders {
-		if !interaction.IsUserGroupID(id) {
+		if !slackid.IsUserGroup(id) {
 			people = append(people, id)
 			continue
 		}
@@ -507,7 +509,7 @@ func reminderText(r asks.Record, missing []string) string {
 	if asks.Many(r) {
 		who = nil
 		for _, id := range missing {
-			if !interaction.IsUserID(id) {
+			if !slackid.IsUser(id) {
 				continue
 			}
 			if len(who) == maxReminded {

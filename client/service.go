@@ -5,15 +5,21 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // Service returns c as an interaction.AskService, so that front doors
 // (like `slackask mcp`) can run against a remote `slackask serve`. Its Wait
 // long-polls in PollWait slices until the ask ends or ctx is done, and
-// returns the ask as it then is.
+// returns the ask as it then is. It is an interaction.Checker: what the
+// server would refuse without asking Slack is refused before any request.
 func (c *Client) Service() interaction.AskService { return remote{c} }
 
 type remote struct{ c *Client }
+
+// CheckAsk checks in as a slackask server does before creating it:
+// interaction.ValidateInput, then Slack's id syntax (slackid.Check).
+func (remote) CheckAsk(in interaction.AskInput) error { return slackid.Check(in) }
 
 func (r remote) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
 	return r.c.Create(ctx, in, 0)

@@ -10,7 +10,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/slackask/slackask/interaction"
 	"io"
 	"net"
 	"net/url"
@@ -23,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slackask/slackask/installs"
+	"github.com/slackask/slackask/slackid"
 	"github.com/slackask/slackask/webhook"
 )
 
@@ -265,7 +265,7 @@ func (c Config) ValidateServe() error {
 		bad("SLACK_API_URL %v", err)
 	}
 	for _, r := range c.Responders {
-		if !interaction.IsResponderID(r) {
+		if !slackid.IsResponder(r) {
 			bad("SLACKASK_RESPONDERS: %q is not a Slack user (U…, W…) or user-group (S…) id", r)
 		}
 	}

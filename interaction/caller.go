@@ -120,9 +120,10 @@ func (c *Caller) Admit(channel, user string, responders []string) error {
 // key's scope: each escalation step's responders (as responders) and
 // channel (as a channel), and, with notify "dm" (the ask's or a step's),
 // the DM each person gets: under a channel scope every such person must
-// be listed as a user the key may DM, and a user group, whose members
-// cannot be listed, is refused. FORBIDDEN names the first thing outside.
-func (c *Caller) AdmitReach(notify Notify, steps []EscalationStep, responders []string) error {
+// be listed as a user the key may DM, and a group (isGroup, as the chat
+// surface tells), whose members cannot be listed, is refused. FORBIDDEN
+// names the first thing outside.
+func (c *Caller) AdmitReach(notify Notify, steps []EscalationStep, responders []string, isGroup func(id string) bool) error {
 	if c == nil {
 		return nil
 	}
@@ -131,7 +132,7 @@ func (c *Caller) AdmitReach(notify Notify, steps []EscalationStep, responders []
 			return nil
 		}
 		for _, p := range people {
-			if IsUserGroupID(p) {
+			if isGroup(p) {
 				return Errorf(Forbidden, "%snotify dm to user group %s: this API key may DM only %s", at, p, strings.Join(c.Channels, ", "))
 			}
 			if !slices.Contains(c.Channels, p) {
@@ -174,7 +175,3 @@ func (c *Caller) IdempotencyKey(k string) string {
 	}
 	return "key:" + c.Key + ":" + k
 }
-
-// IsWorkspaceID reports whether s looks like a Slack team (T…) or
-// Enterprise Grid organization (E…) id.
-func IsWorkspaceID(s string) bool { return slackID(s, "TE") }

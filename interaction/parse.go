@@ -55,54 +55,6 @@ func checkDuration(s string, d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// Slack ids are a letter saying what they name followed by upper-case
-// letters and digits. These are the one syntax rule for them: a value that
-// fails is refused before it reaches Slack or a mention in a message.
-
-// IsUserID reports whether s looks like a Slack user id (U… or W…).
-func IsUserID(s string) bool { return slackID(s, "UW") }
-
-// IsUserGroupID reports whether s looks like a Slack user-group id (S…).
-func IsUserGroupID(s string) bool { return slackID(s, "S") }
-
-// IsResponderID reports whether s is a user or user-group id.
-func IsResponderID(s string) bool { return slackID(s, "UWS") }
-
-// IsConversationID reports whether s looks like a conversation id:
-// channel (C…), private channel or group DM (G…), or DM (D…).
-func IsConversationID(s string) bool { return slackID(s, "CGD") }
-
-func slackID(s, first string) bool {
-	if len(s) < 3 || len(s) > 32 || !strings.ContainsRune(first, rune(s[0])) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// IsMessageTS reports whether s looks like a Slack message timestamp
-// ("1700000000.000100").
-func IsMessageTS(s string) bool {
-	sec, frac, ok := strings.Cut(s, ".")
-	return ok && digits(sec, 12) && digits(frac, 9)
-}
-
-func digits(s string, most int) bool {
-	if len(s) == 0 || len(s) > most {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // CheckFields reports the first object key of the JSON document data that
 // the Go value v (a pointer to a struct, as passed to json.Unmarshal) has
 // no field for, as an INVALID_QUESTION *Error naming its path

@@ -33,33 +33,6 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
-func TestSlackIDs(t *testing.T) {
-	for _, c := range []struct {
-		id                     string
-		user, group, conv, any bool
-	}{
-		{"U0DEV", true, false, false, true},
-		{"W012AB", true, false, false, true},
-		{"S0REVIEW", false, true, false, true},
-		{"C0123456789", false, false, true, false},
-		{"D01", false, false, true, false},
-		{"U1", false, false, false, false},
-		{"u0dev", false, false, false, false},
-		{"U0DEV\x00", false, false, false, false},
-		{"U" + strings.Repeat("A", 32), false, false, false, false},
-		{"", false, false, false, false},
-	} {
-		if IsUserID(c.id) != c.user || IsUserGroupID(c.id) != c.group || IsConversationID(c.id) != c.conv || IsResponderID(c.id) != c.any {
-			t.Errorf("%q: user %v group %v conv %v responder %v", c.id, IsUserID(c.id), IsUserGroupID(c.id), IsConversationID(c.id), IsResponderID(c.id))
-		}
-	}
-	for ts, ok := range map[string]bool{"1700000000.000100": true, "1.2": true, "1700000000": false, ".1": false, "1.": false, "1a.2": false} {
-		if IsMessageTS(ts) != ok {
-			t.Errorf("IsMessageTS(%q) = %v", ts, !ok)
-		}
-	}
-}
-
 func TestCheckFields(t *testing.T) {
 	var in AskInput
 	for body, want := range map[string]string{

@@ -88,8 +88,6 @@ func validateReach(in AskInput) error {
 			return Errorf(InvalidQuestion, "%s.responders: name the user (U…, W…) or user-group (S…) ids to add", where)
 		case len(st.Responders) > MaxResponders:
 			return Errorf(InvalidQuestion, "%s.responders: %d ids, at most %d", where, len(st.Responders), MaxResponders)
-		case st.Channel != "" && !IsConversationID(st.Channel):
-			return Errorf(InvalidQuestion, "%s.channel %q: not a Slack conversation id (C…, G…, D…)", where, st.Channel)
 		case st.FiredAt != nil:
 			return Errorf(InvalidQuestion, "%s.firedAt: set by the server when the step fires, not by a request", where)
 		}
@@ -97,11 +95,6 @@ func validateReach(in AskInput) error {
 		case "", NotifyMention, NotifyDM:
 		default:
 			return Errorf(InvalidQuestion, "%s.notify %q: want %q or %q", where, st.Notify, NotifyMention, NotifyDM)
-		}
-		for j, id := range st.Responders {
-			if !IsResponderID(id) {
-				return Errorf(InvalidQuestion, "%s.responders[%d] %q: not a Slack user (U…, W…) or user-group (S…) id", where, j, id)
-			}
 		}
 		prev = after
 	}

@@ -28,8 +28,6 @@ func TestValidateReach(t *testing.T) {
 		{"not increasing", AskInput{Escalation: []EscalationStep{step("30m", "U0A"), step("30m", "U0B")}}, "escalation[1].after 30m0s: steps must come in strictly increasing order"},
 		{"after the deadline", AskInput{Timeout: d("1h"), Escalation: []EscalationStep{step("1h", "U0A")}}, "before the deadline"},
 		{"nobody", AskInput{Escalation: []EscalationStep{step("1m")}}, "escalation[0].responders"},
-		{"bad id", AskInput{Escalation: []EscalationStep{step("1m", "bob")}}, `escalation[0].responders[0] "bob"`},
-		{"bad channel", AskInput{Escalation: []EscalationStep{{After: d("1m"), Responders: []string{"U0A"}, Channel: "#ops"}}}, `escalation[0].channel "#ops"`},
 		{"bad step notify", AskInput{Escalation: []EscalationStep{{After: d("1m"), Responders: []string{"U0A"}, Notify: "sms"}}}, `escalation[0].notify "sms"`},
 		{"fired", AskInput{Escalation: []EscalationStep{{After: d("1m"), Responders: []string{"U0A"}, FiredAt: &now}}}, "escalation[0].firedAt"},
 		{"with all", AskInput{Responders: []string{"U0A"}, Responses: ResponseCount{All: true}, Escalation: []EscalationStep{step("1m", "U0B")}}, `not allowed with responses "all"`},

@@ -79,3 +79,21 @@ func (s *Service) Ask(ctx context.Context, r Request) (Answer, error) {
 	}
 	return p.Ask(ctx, r)
 }
+
+// Checker is implemented by AskServices that check an ask as Create
+// would before creating it: ValidateInput, then the rules of the chat
+// surface the ask is put on (the syntax of its ids, what it can show). A
+// front door that refuses bad asks before calling Create (the MCP tool)
+// checks through it, so that every door refuses the same asks.
+type Checker interface {
+	CheckAsk(in AskInput) error
+}
+
+// CheckInput checks in as svc's Create would when svc is a Checker, else
+// with ValidateInput alone.
+func CheckInput(svc AskService, in AskInput) error {
+	if c, ok := svc.(Checker); ok {
+		return c.CheckAsk(in)
+	}
+	return ValidateInput(in)
+}

@@ -102,8 +102,10 @@ const (
 )
 
 // ValidateInput checks what Validate checks plus the fields of AskInput
-// that shape how an ask is answered: responses, onTimeout, callbackUrl and
-// the ids it names. Errors are INVALID_QUESTION naming the field.
+// that shape how an ask is answered: responses, onTimeout, callbackUrl,
+// the reach fields. Errors are INVALID_QUESTION naming the field. Whether
+// the ids it names (user, channel, responders, …) are ids of the chat
+// surface is the surface's to say: see Checker.
 func ValidateInput(in AskInput) error {
 	if err := Validate(in.Request); err != nil {
 		return err
@@ -119,26 +121,7 @@ func ValidateInput(in AskInput) error {
 	if in.Responses.All && len(in.Responders) == 0 {
 		return Errorf(InvalidQuestion, `responses "all" needs responders: the user or user-group ids whose answers to wait for`)
 	}
-	for i, id := range in.Mention {
-		if !IsResponderID(id) {
-			return Errorf(InvalidQuestion, "mention[%d] %q: not a Slack user (U…, W…) or user-group (S…) id", i, id)
-		}
-	}
-	for i, id := range in.Responders {
-		if !IsResponderID(id) {
-			return Errorf(InvalidQuestion, "responders[%d] %q: not a Slack user (U…, W…) or user-group (S…) id", i, id)
-		}
-	}
-	switch {
-	case in.User != "" && !IsUserID(in.User):
-		return Errorf(InvalidQuestion, "user %q: not a Slack user id (U… or W…)", in.User)
-	case in.Channel != "" && !IsConversationID(in.Channel):
-		return Errorf(InvalidQuestion, "channel %q: not a Slack conversation id (C…, G…, D…)", in.Channel)
-	case in.Workspace != "" && !IsWorkspaceID(in.Workspace):
-		return Errorf(InvalidQuestion, "workspace %q: not a Slack team (T…) or Enterprise Grid organization (E…) id", in.Workspace)
-	case in.ThreadTS != "" && !IsMessageTS(in.ThreadTS):
-		return Errorf(InvalidQuestion, "threadTs %q: not a Slack message timestamp", in.ThreadTS)
-	case len(in.IdempotencyKey) > 200:
+	if len(in.IdempotencyKey) > 200 {
 		return Errorf(InvalidQuestion, "idempotencyKey is longer than 200 bytes")
 	}
 	if in.CallbackURL != "" {

@@ -50,10 +50,8 @@ func TestValidateInput(t *testing.T) {
 	no := map[string]AskInput{
 		"needs responders": {Request: Request{Questions: q}, Responses: ResponseCount{All: true}},
 		"onTimeout":        {Request: Request{Questions: q}, OnTimeout: "later"},
-		"responders[0]":    {Request: Request{Questions: q}, Responders: []string{"bob"}},
 		"callbackUrl":      {Request: Request{Questions: q}, CallbackURL: "ftp://x/y"},
 		"needs options":    {Request: Request{Questions: []Question{{ID: "a", Question: "?", Required: true, AllowOther: new(false)}}}},
-		"channel":          {Request: Request{Questions: q}, Channel: "#general"},
 	}
 	for want, in := range no {
 		err := ValidateInput(in)

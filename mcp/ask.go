@@ -87,7 +87,7 @@ func (t *askTool) handle(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcp
 	if in.Agent == nil {
 		in.Agent = agentOf(req.ClientInfo())
 	}
-	if err := interaction.ValidateInput(in); err != nil {
+	if err := interaction.CheckInput(t.svc, in); err != nil {
 		return errorResult(err), nil
 	}
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // The tool takes notify, the reminders and escalation steps as the HTTP
@@ -25,7 +26,7 @@ func TestDecodeReach(t *testing.T) {
 	if in.Notify != interaction.NotifyDM || time.Duration(in.RemindAfter) != 10*time.Minute || time.Duration(in.RemindEvery) != 10*time.Minute || !reflect.DeepEqual(in.Escalation, want) {
 		t.Fatalf("decoded %+v", in)
 	}
-	if err := interaction.ValidateInput(in); err != nil {
+	if err := slackid.Check(in); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ raw, want string }{

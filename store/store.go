@@ -124,6 +124,11 @@ type Record struct {
 	NewEvents []Event `json:"-"`
 }
 
+// Posted reports whether the ask's main message has been posted: the
+// surface said where it landed (Ref; TS alone in records posted before
+// references were kept). What either says is the surface's business.
+func (r *Record) Posted() bool { return r.Ref != "" || r.TS != "" }
+
 // Callback is where the delivery of an ended ask to its callback URL
 // stands. It lives in the record so that delivery resumes after a restart
 // and, with WakeAt, is handed to one replica at a time by ClaimDue.

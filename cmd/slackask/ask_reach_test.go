@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // --notify, --remind-after, --remind-every and --escalate fill the
@@ -32,7 +33,7 @@ func TestAskReachFlags(t *testing.T) {
 	if in.Notify != interaction.NotifyDM || time.Duration(in.RemindAfter) != 10*time.Minute || time.Duration(in.RemindEvery) != 15*time.Minute || !reflect.DeepEqual(in.Escalation, want) {
 		t.Fatalf("input %+v", in)
 	}
-	if err := interaction.ValidateInput(in); err != nil {
+	if err := slackid.Check(in); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // closedPortURL returns the URL of a loopback port nobody listens on.
@@ -365,7 +366,7 @@ func TestAskTeamFlags(t *testing.T) {
 			if in.Responses != tc.responses || in.OnTimeout != tc.onTimeout {
 				t.Errorf("responses %+v onTimeout %q", in.Responses, in.OnTimeout)
 			}
-			if err := interaction.ValidateInput(in); err != nil {
+			if err := slackid.Check(in); err != nil {
 				t.Errorf("the request is invalid: %v", err)
 			}
 		})
@@ -523,7 +524,7 @@ func TestAskOneTapFlags(t *testing.T) {
 		q.Options[1].Note != "required" || q.Options[1].Style != "danger" || q.Options[2].Note != "optional" {
 		t.Fatalf("%+v", q)
 	}
-	if err := interaction.ValidateInput(in); err != nil {
+	if err := slackid.Check(in); err != nil {
 		t.Fatal(err)
 	}
 	in, err = askInputOf(t, "--question", "Commit message?", "--default", "fix: the race in Wait")

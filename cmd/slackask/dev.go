@@ -20,6 +20,7 @@ import (
 	"github.com/slackask/slackask/devui"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/slackid"
 )
 
 // The workspace `slackask dev` starts with.
@@ -233,7 +234,7 @@ func addPeople(fake *slackfake.Server, ids []string) {
 		known[u.ID], names[u.Name] = true, true
 	}
 	for _, id := range ids {
-		if interaction.IsUserID(id) && !known[id] {
+		if slackid.IsUser(id) && !known[id] {
 			name := personName(id)
 			if names[name] {
 				name += " (" + id + ")" // two alices would look like one on the page

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 	"github.com/slackask/slackask/store"
 )
 
@@ -153,6 +154,12 @@ func (f *Fake) begin(ctx context.Context, c Call) error {
 	}
 	return nil
 }
+
+// CheckAsk implements interaction.Checker as asks.Service on the Slack
+// surface does: interaction.ValidateInput, then Slack's id syntax
+// (slackid.Check). Create itself checks only the questions, so that
+// the doors' tests may name anyone.
+func (f *Fake) CheckAsk(in interaction.AskInput) error { return slackid.Check(in) }
 
 // Create implements interaction.AskService.
 func (f *Fake) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
