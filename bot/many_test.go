@@ -1,0 +1,303 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/asks"
+	"github.com/slackask/slackask/installs"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/store/memory"
+)
+
+// manyRig is one bot serving several workspaces in HTTP mode: each
+// workspace is a fake Slack of its own (its token works only there), with
+// the same channel and user ids in each, so that a call routed to the
+// wrong workspace lands where the test sees it.
+type manyRig struct {
+	t     *testing.T
+	fakes map[string]*slackfake.Server // by team
+	ins   *testInstalls
+	b     *running
+	st    *memory.Store
+
+	mu      sync.Mutex
+	clients map[string]int // clients made, by team
+}
+
+func newManyRig(t *testing.T, teams ...string) *manyRig {
+	t.Helper()
+	m := &manyRig{t: t, fakes: map[string]*slackfake.Server{}, ins: newTestInstalls(), clients: map[string]int{}}
+	urls := map[string]string{}
+	var bot *Bot
+	h := &HTTP{Handler: lazyHandler{&bot}, SigningSecret: []byte("fake-signing-secret"), Log: zerolog.Nop()}
+	mux := http.NewServeMux()
+	mux.Handle("POST /slack/interactivity", h.Interactivity())
+	mux.Handle("POST /slack/events", h.Events())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for i, team := range teams {
+		token, botUser := "xoxb-"+strings.ToLower(team), fmt.Sprintf("U0BOT%d", i)
+		fake, err := slackfake.New(slackfake.Config{TeamID: team, BotToken: token, BotUserID: botUser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(fake.Close)
+		fake.AddUser(alice, "alice")
+		fake.AddUser(bob, "bob")
+		fake.AddChannel(chanID, "test")
+		fake.UseHTTP(srv.URL+"/slack/interactivity", srv.URL+"/slack/events")
+		m.fakes[team] = fake
+		urls[token] = fake.APIURL()
+		urls[token+"-rotated"] = fake.APIURL() // a token the fake does not know
+		m.ins.m[team] = installs.Installation{Team: team, AppID: "A0FAKE", BotUserID: botUser, BotToken: token}
+	}
+	st := memory.New()
+	m.st = st
+	b, err := New(context.Background(), Config{Installs: m.ins, Uninstalls: m.ins, HTTPMode: true, Secrets: st,
+		Clock: clock.Real{}, Logger: zerolog.Nop(),
+		NewClient: func(token string) *slack.Client {
+			m.mu.Lock()
+			m.clients[strings.ToUpper(strings.TrimPrefix(token, "xoxb-"))]++
+			m.mu.Unlock()
+			return slack.New(token, slack.OptionAPIURL(urls[token]))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot = b
+	svc, err := asks.New(asks.Config{Store: st, Surface: b, DefaultChannel: chanID, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.b = &running{Service: svc, bot: b}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = runWith(ctx, b, svc)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	wctx := m.ctx()
+	for b.Ready(wctx) != nil {
+		if wctx.Err() != nil {
+			t.Fatal("bot never ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return m
+}
+
+// lazyHandler hands the HTTP transport's payloads to the bot made after it.
+type lazyHandler struct{ b **Bot }
+
+func (l lazyHandler) Hello(string)                 {}
+func (l lazyHandler) Accept(env *Envelope) bool    { return (*l.b).Accept(env) }
+func (l lazyHandler) AcceptEvent(ev EventCallback) { (*l.b).AcceptEvent(ev) }
+
+func (m *manyRig) any() *slackfake.Server {
+	for _, f := range m.fakes {
+		return f
+	}
+	return nil
+}
+
+func (m *manyRig) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	m.t.Cleanup(cancel)
+	return ctx
+}
+
+func (m *manyRig) waitFor(team, what string, cond func() bool) {
+	m.t.Helper()
+	if err := m.fakes[team].WaitFor(m.ctx(), cond); err != nil {
+		m.t.Fatalf("never: %s", what)
+	}
+}
+
+// eventually waits until cond holds (the store's changes are not the
+// fake's, which WaitFor follows), or fails the test when ctx ends.
+func (m *manyRig) eventually(what string, cond func() bool) {
+	m.t.Helper()
+	ctx := m.ctx()
+	for !cond() {
+		if ctx.Err() != nil {
+			m.t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (m *manyRig) ask(team string, responders ...string) interaction.Ask {
+	m.t.Helper()
+	a, err := m.b.Create(m.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("go")}}, Workspace: team, Responders: responders})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if a.TS == "" {
+		m.t.Fatalf("the ask in %s was not posted: %+v", team, a)
+	}
+	return a
+}
+
+// Two workspaces, one bot: each ask is posted, clicked and updated in its
+// own workspace with its own token (the other workspace's fake never sees
+// it), an ask naming a workspace without an installation (or none) is
+// refused at create, and uninstalling one workspace ends only its asks.
+func TestManyWorkspacesRouteByInstallation(t *testing.T) {
+	m := newManyRig(t, "T0ONE", "T0TWO")
+	one, two := m.ask("T0ONE"), m.ask("T0TWO")
+	for team, f := range m.fakes {
+		if n := f.CallCount("chat.postMessage"); n != 1 {
+			t.Fatalf("%d messages posted in %s, want its own ask's", n, team)
+		}
+	}
+	if rec, _ := m.st.Get(m.ctx(), two.ID); rec.TeamID != "T0TWO" {
+		t.Fatalf("the ask of T0TWO is stamped %q", rec.TeamID)
+	}
+	for _, c := range []struct {
+		ws   string
+		code interaction.Code
+	}{{"T0NONE", interaction.InvalidQuestion}, {"", interaction.InvalidQuestion}} {
+		_, err := m.b.Create(m.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("go")}}, Workspace: c.ws})
+		if interaction.ErrorCode(err) != c.code {
+			t.Errorf("ask in %q: %v, want %s", c.ws, err, c.code)
+		}
+	}
+
+	// Alice answers in T0ONE: that ask ends, its message (in T0ONE) says so.
+	if _, err := m.fakes["T0ONE"].Person(alice).Click(m.ctx(), chanID, one.TS, pick(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFor("T0ONE", "T0ONE's ask's message updated", func() bool {
+		msg, ok := m.fakes["T0ONE"].Message(chanID, one.TS)
+		return ok && strings.Contains(string(msg.Blocks), "Answered by")
+	})
+	if rec, _ := m.st.Get(m.ctx(), one.ID); rec.Status != interaction.StatusAnswered {
+		t.Fatalf("T0ONE's ask is %s", rec.Status)
+	}
+	if n := m.fakes["T0TWO"].CallCount("chat.update"); n != 0 {
+		t.Errorf("%d chat.update calls reached T0TWO for T0ONE's ask", n)
+	}
+	if rec, _ := m.b.Get(m.ctx(), two.ID); rec.Status != interaction.StatusPending {
+		t.Fatalf("T0TWO's ask is %s", rec.Status)
+	}
+
+	// T0TWO uninstalls the app: its pending ask ends aborted, saying why;
+	// T0ONE keeps working.
+	pending := m.ask("T0ONE")
+	if status, err := m.fakes["T0TWO"].DeliverEvent(m.ctx(), "T0TWO", "", map[string]any{"type": "app_uninstalled"}); err != nil || status != http.StatusOK {
+		t.Fatalf("app_uninstalled: %d %v", status, err)
+	}
+	m.eventually("T0TWO's ask aborted", func() bool {
+		rec, _ := m.st.Get(context.Background(), two.ID)
+		return rec.Status == interaction.StatusAborted
+	})
+	rec, _ := m.st.Get(m.ctx(), two.ID)
+	if rec.Error == nil || !strings.Contains(rec.Error.Message, "uninstalled") {
+		t.Errorf("aborted with %+v", rec.Error)
+	}
+	if got := m.ins.removedKeys(); len(got) != 1 || got[0] != "T0TWO" {
+		t.Errorf("removed %v, want [T0TWO]", got)
+	}
+	if err := m.b.bot.Ready(m.ctx()); err != nil {
+		t.Errorf("not ready after one workspace of two uninstalled: %v", err)
+	}
+	if _, err := m.fakes["T0ONE"].Person(bob).Click(m.ctx(), chanID, pending.TS, pick(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	m.eventually("T0ONE still answered after T0TWO left", func() bool {
+		rec, _ := m.st.Get(context.Background(), pending.ID)
+		return rec.Status == interaction.StatusAnswered
+	})
+	_, err := m.b.Create(m.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("go")}}, Workspace: "T0TWO"})
+	if interaction.ErrorCode(err) != interaction.InvalidQuestion {
+		t.Errorf("ask in the uninstalled workspace: %v", err)
+	}
+}
+
+// A token handed out anew (rotation) is used from the next call on: the
+// cached client of the old one is replaced, not kept.
+func TestManyWorkspacesFollowANewToken(t *testing.T) {
+	m := newManyRig(t, "T0ONE")
+	m.ask("T0ONE")
+	m.mu.Lock()
+	made := m.clients["T0ONE"]
+	m.mu.Unlock()
+	if made != 1 {
+		t.Fatalf("%d clients made for one installation", made)
+	}
+	m.ins.mu.Lock()
+	in := m.ins.m["T0ONE"]
+	in.BotToken = "xoxb-t0one-rotated"
+	m.ins.m["T0ONE"] = in
+	m.ins.mu.Unlock()
+	_, err := m.b.Create(m.ctx(), interaction.AskInput{Request: interaction.Request{Questions: []interaction.Question{yesNo("go")}}, Workspace: "T0ONE"})
+	// The fake knows only the first token: Slack refusing the new one
+	// shows that it was the one sent.
+	if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
+		t.Fatalf("post with the rotated token: %v", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.clients["T0ONE-ROTATED"] != 1 || m.clients["T0ONE"] != 1 {
+		t.Errorf("clients made: %v", m.clients)
+	}
+}
+
+// Homes are kept per workspace: each person's Home lists only the asks of
+// their workspace, and a workspace whose views.publish tokens are spent
+// (many Homes due) does not hold another's Home back.
+func TestManyWorkspacesHomesApart(t *testing.T) {
+	m := newManyRig(t, "T0BUSY", "T0CALM")
+	busy, calm := m.fakes["T0BUSY"], m.fakes["T0CALM"]
+	const people = 4 * homeBurst
+	for i := range people {
+		busy.AddUser(fmt.Sprintf("U0P%03d", i), "p")
+	}
+	a, b := m.ask("T0BUSY", alice, "U0P000"), m.ask("T0CALM", alice)
+	for i := range people {
+		if err := busy.Person(fmt.Sprintf("U0P%03d", i)).OpenHome(m.ctx()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := calm.Person(alice).OpenHome(m.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFor("T0CALM", "alice's Home in T0CALM", func() bool {
+		h, ok := calm.Home(alice)
+		return ok && strings.Contains(string(h.Blocks), b.ID)
+	})
+	if h, _ := calm.Home(alice); strings.Contains(string(h.Blocks), a.ID) {
+		t.Error("T0BUSY's ask on a Home in T0CALM")
+	}
+	// One publisher for every workspace, first come first served, would
+	// have published all of T0BUSY's (people/homeRate seconds) first.
+	if n := busy.CallCount("views.publish"); n >= people {
+		t.Errorf("T0CALM's Home waited for all %d of T0BUSY's", n)
+	}
+	if err := m.any().WaitFor(m.ctx(), func() bool { return busy.CallCount("views.publish") >= homeBurst }); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := busy.Home("U0P000"); !ok || !strings.Contains(string(h.Blocks), a.ID) {
+		t.Errorf("a T0BUSY Home: published %v, without its ask", ok)
+	}
+}
+
+// pick finds option opt (1-based) of question q drawn as buttons.
+func pick(q, opt int) slackfake.Finder {
+	return func(_, actionID string, _ map[string]any) bool {
+		return strings.HasSuffix(actionID, fmt.Sprintf(".%d.select.%d", q, opt))
+	}
+}
