@@ -36,16 +36,18 @@ func (s *testInstalls) Lookup(_ context.Context, enterprise, team string) (insta
 	return installs.Installation{}, installs.ErrNotInstalled
 }
 
-func (s *testInstalls) Remove(_ context.Context, enterprise, team string) error {
+func (s *testInstalls) Remove(_ context.Context, enterprise, team string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := team
-	if team == "" {
-		key = enterprise
+	var keys []string
+	for key, in := range s.m {
+		if (team != "" && in.Team == team && !in.OrgWide) || (team == "" && in.Enterprise == enterprise) {
+			delete(s.m, key)
+			keys = append(keys, key)
+		}
 	}
-	delete(s.m, key)
-	s.removed = append(s.removed, key)
-	return nil
+	s.removed = append(s.removed, keys...)
+	return keys, nil
 }
 
 // removedKeys returns the keys Remove was called with.

@@ -15,7 +15,8 @@ import (
 // works, so nobody can answer its workspace's pending asks. They end
 // aborted, saying why (asks.Service.EndWorkspace); other workspaces keep
 // working. With many workspaces the installation is removed
-// (Config.Uninstalls) and its client and Homes forgotten; a
+// (Config.Uninstalls; for an org-wide install, the org's) and its client
+// and Homes forgotten; a
 // single-workspace bot reports the app uninstalled (Ready) until the
 // process is restarted with a working token. It does not block.
 func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
@@ -33,7 +34,7 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 		why := uninstallWhy(ev)
 		msg := fmt.Sprintf("%s %s", why, home)
 		b.routes.space("").gone.Store(&msg)
-		b.endWorkspace(ctx, home, ev.Type, why, nil)
+		b.handlers.Go(func() { b.endWorkspace(ctx, home, ev.Type, why) })
 		return
 	}
 	key := ev.key()
@@ -56,19 +57,27 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 		case !b.revokes(ev, c.botUser):
 			return // a user's token, not the bot's
 		}
-		enterprise, team := ev.Enterprise, ev.Team
-		if key == ev.Enterprise {
-			team = "" // the org-wide install
-		}
-		remove := func(ctx context.Context) error {
-			b.routes.drop(key)
-			b.home.forget(key)
-			if b.cfg.Uninstalls == nil {
-				return nil
+		keys := []string{key}
+		if b.cfg.Uninstalls != nil {
+			enterprise, team := ev.Enterprise, ev.Team
+			if key == ev.Enterprise {
+				team = "" // the org-wide install, and with it the org's
 			}
-			return b.cfg.Uninstalls.Remove(ctx, enterprise, team)
+			removed, err := b.cfg.Uninstalls.Remove(ctx, enterprise, team)
+			if err != nil {
+				b.log.Error().Err(err).Str("team", key).Msg("could not remove the uninstalled installation; its calls fail until it is")
+			}
+			for _, k := range removed {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
 		}
-		b.endWorkspace(ctx, key, ev.Type, uninstallWhy(ev), remove)
+		for _, k := range keys {
+			b.routes.drop(k)
+			b.home.forget(k)
+			b.endWorkspace(ctx, k, ev.Type, uninstallWhy(ev))
+		}
 	})
 }
 
@@ -85,33 +94,19 @@ func uninstallWhy(ev EventCallback) string {
 	return "the slackask app was uninstalled from this workspace"
 }
 
-// endWorkspace removes the installation (remove, when set) and ends the
-// pending asks of workspace key aborted with why, on a handler of its own
-// (or this one, when already on one: remove set).
-func (b *Bot) endWorkspace(ctx context.Context, key, event, why string, remove func(context.Context) error) {
+// endWorkspace ends the pending asks of workspace key aborted with why.
+// The ends are stored whatever becomes of ctx: a shutdown must not leave
+// some pending.
+func (b *Bot) endWorkspace(ctx context.Context, key, event, why string) {
 	b.log.Warn().Str("team", key).Str("event", event).Msg("app uninstalled: ending the workspace's pending asks")
-	end := func() {
-		// The ends are stored whatever becomes of ctx: a shutdown must not
-		// leave some pending.
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if remove != nil {
-			if err := remove(ectx); err != nil {
-				b.log.Error().Err(err).Str("team", key).Msg("could not remove the uninstalled installation")
-			}
-		}
-		n, err := b.svc.EndWorkspace(ectx, key, why)
-		if err != nil {
-			b.log.Error().Err(err).Str("team", key).Int("ended", n).Msg("could not end every pending ask of the uninstalled workspace; the rest end at the next start's recovery or their deadline")
-			return
-		}
-		b.log.Info().Str("team", key).Int("ended", n).Msg("ended the pending asks of the uninstalled workspace")
-	}
-	if remove != nil {
-		end()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	n, err := b.svc.EndWorkspace(ctx, key, why)
+	if err != nil {
+		b.log.Error().Err(err).Str("team", key).Int("ended", n).Msg("could not end every pending ask of the uninstalled workspace; the rest end at the next start's recovery or their deadline")
 		return
 	}
-	b.handlers.Go(end)
+	b.log.Info().Str("team", key).Int("ended", n).Msg("ended the pending asks of the uninstalled workspace")
 }
 
 // botUser is the bot's user id from auth.test ("" before it).

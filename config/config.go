@@ -241,6 +241,7 @@ func (c Config) ValidateServe() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	switch {
+	case c.OAuth(): // each workspace's token comes from its OAuth install
 	case c.SlackBotToken == "":
 		bad("SLACK_BOT_TOKEN is required: the bot token (xoxb-…)")
 	case !strings.HasPrefix(c.SlackBotToken, "xoxb-"):
@@ -342,6 +343,9 @@ func (c Config) validateOAuth() []error {
 		if _, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY_PREVIOUS", c.EncryptionKeyPrevious); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.SlackMode != SlackModeHTTP {
+		bad("OAuth installs (SLACK_CLIENT_ID) serve many workspaces over HTTP: set SLACKASK_SLACK_MODE=http (Socket Mode speaks for one workspace)")
 	}
 	if c.PublicURL == "" {
 		bad("SLACKASK_PUBLIC_URL is required with OAuth installs: slackask's public URL, whose /slack/oauth_redirect is the app's redirect URL")

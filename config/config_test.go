@@ -457,7 +457,7 @@ const (
 
 func TestValidateServeOAuth(t *testing.T) {
 	ok := Config{
-		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackAPIURL: "https://slack.com/api/", HTTPAddr: "127.0.0.1:8080",
+		SlackMode: SlackModeHTTP, SlackSigningSecret: "s", SlackAPIURL: "https://slack.com/api/", HTTPAddr: "127.0.0.1:8080",
 		Database: "x.db", LogFormat: "json", SocketConnections: 2, SlackAuthorizeURL: DefaultSlackAuthorizeURL,
 		SlackClientID: "1.2", SlackClientSecret: "the-client-secret", EncryptionKey: testKey, PublicURL: "https://ask.example.test",
 	}
@@ -471,13 +471,15 @@ func TestValidateServeOAuth(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		"no secret":     {func(c *Config) { c.SlackClientSecret = "" }, "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together"},
-		"no key":        {func(c *Config) { c.EncryptionKey = "" }, "SLACKASK_ENCRYPTION_KEY is required"},
-		"short key":     {func(c *Config) { c.EncryptionKey = "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes, not 32"},
-		"bad previous":  {func(c *Config) { c.EncryptionKeyPrevious = "!!" }, "SLACKASK_ENCRYPTION_KEY_PREVIOUS is not base64"},
-		"no public url": {func(c *Config) { c.PublicURL = "" }, "SLACKASK_PUBLIC_URL is required"},
-		"bad authorize": {func(c *Config) { c.SlackAuthorizeURL = "slack.com" }, "SLACK_AUTHORIZE_URL must be"},
-		"key, no oauth": {func(c *Config) { c.SlackClientID, c.SlackClientSecret, c.EncryptionKey = "", "", "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes"},
+		"no secret":              {func(c *Config) { c.SlackClientSecret = "" }, "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together"},
+		"no key":                 {func(c *Config) { c.EncryptionKey = "" }, "SLACKASK_ENCRYPTION_KEY is required"},
+		"short key":              {func(c *Config) { c.EncryptionKey = "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes, not 32"},
+		"bad previous":           {func(c *Config) { c.EncryptionKeyPrevious = "!!" }, "SLACKASK_ENCRYPTION_KEY_PREVIOUS is not base64"},
+		"no public url":          {func(c *Config) { c.PublicURL = "" }, "SLACKASK_PUBLIC_URL is required"},
+		"socket mode":            {func(c *Config) { c.SlackMode, c.SlackAppToken = SlackModeSocket, "xapp-1" }, "set SLACKASK_SLACK_MODE=http"},
+		"no oauth, no bot token": {func(c *Config) { c.SlackClientID, c.SlackClientSecret = "", "" }, "SLACK_BOT_TOKEN is required"},
+		"bad authorize":          {func(c *Config) { c.SlackAuthorizeURL = "slack.com" }, "SLACK_AUTHORIZE_URL must be"},
+		"key, no oauth":          {func(c *Config) { c.SlackClientID, c.SlackClientSecret, c.EncryptionKey = "", "", "c2hvcnQta2V5" }, "SLACKASK_ENCRYPTION_KEY is 9 bytes"},
 	} {
 		cfg := ok
 		c.mod(&cfg)

@@ -76,10 +76,10 @@ func (s Static) Lookup(context.Context, string, string) (Installation, error) {
 }
 
 // Remover removes installations when Slack says the app is gone from a
-// workspace (app_uninstalled, tokens_revoked for its bot).
+// workspace (app_uninstalled, tokens_revoked for its bot). Stored is one.
 type Remover interface {
-	// Remove deletes the installation of team in enterprise: the team's
-	// own install, or with team "" the org-wide install of enterprise.
-	// Removing one that is not there is nil.
-	Remove(ctx context.Context, enterprise, team string) error
+	// Remove deletes the team's own installation when team is not "",
+	// else every installation of enterprise, and returns the keys
+	// removed (none when they were gone already).
+	Remove(ctx context.Context, enterprise, team string) ([]string, error)
 }

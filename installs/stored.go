@@ -114,7 +114,10 @@ type StoredConfig struct {
 	Log *zerolog.Logger
 }
 
-var _ Source = (*Stored)(nil)
+var (
+	_ Source  = (*Stored)(nil)
+	_ Remover = (*Stored)(nil)
+)
 
 // NewStored returns the Source over st, sealing with sealer.
 func NewStored(st store.InstallStore, sealer *Sealer, cfg StoredConfig) *Stored {

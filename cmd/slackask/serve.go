@@ -22,6 +22,7 @@ import (
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
+	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/workslots"
@@ -87,8 +88,22 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64 // posts and updates in parallel reuse connections to Slack
 	defer transport.CloseIdleConnections()
+	slackHTTP := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	api := slack.New(cfg.SlackBotToken, slack.OptionAppLevelToken(cfg.SlackAppToken), slack.OptionAPIURL(cfg.SlackAPIURL),
-		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
+		slack.OptionHTTPClient(slackHTTP))
+	// With OAuth installs, each workspace's token comes from its
+	// installation in the store (sealed), and the bot routes every call
+	// by it; without, SLACK_BOT_TOKEN speaks for the one workspace.
+	var installations *installs.Stored
+	if cfg.OAuth() {
+		sealer, err := cfg.Sealer()
+		if err != nil {
+			return err
+		}
+		ilog := log.With().Str("component", "installs").Logger()
+		installations = installs.NewStored(st, sealer, installs.StoredConfig{Log: &ilog,
+			Refresher: installs.SlackRefresher{ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL, HTTP: slackHTTP}})
+	}
 	// One set of work slots bounds both the payload decoding and the
 	// store work that follows acks, so the Socket Mode reader keeps a
 	// processor.
@@ -99,6 +114,12 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	bcfg := bot.Config{
 		API: api, Secrets: st, Clock: hooks.clock, Slots: slots, Connections: cfg.SocketConnections, Relay: relay,
 		Logger: log.With().Str("component", "bot").Logger(), HTTPMode: cfg.HTTPMode(),
+	}
+	if installations != nil {
+		bcfg.API, bcfg.Installs, bcfg.Uninstalls = nil, installations, installations
+		bcfg.NewClient = func(token string) *slack.Client {
+			return slack.New(token, slack.OptionAPIURL(cfg.SlackAPIURL), slack.OptionHTTPClient(slackHTTP))
+		}
 	}
 	if !postgres.IsURL(cfg.Database) {
 		j, replay, err := openJournal(cfg.Database, log)
