@@ -12,7 +12,7 @@
 //	                     whose approve option is also a primary button in the
 //	                     section's accessory)
 //	  row       actions  (buttons only) rows of 5 option buttons but the
-//	                     last; at most interaction.MaxButtonRows a message
+//	                     last; at most slackid.MaxButtonRows a message
 //	  controls  actions  the question's kind's element (select, checkboxes,
 //	                     the last row of buttons; see kinds.go) or none,
 //	                     "Use as is" for a proposed default, "Other…"/

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // Fixtures shared by the golden, limit and escaping tests.
@@ -83,7 +84,7 @@ func longString(prefix string, n int) string {
 
 func manyOptionsRequest() interaction.Request {
 	q := interaction.Question{ID: "pick", Header: "Pick one", Question: "Which of these 100 long options?"}
-	for j := range interaction.MaxOptions {
+	for j := range slackid.MaxOptions {
 		q.Options = append(q.Options, interaction.Option{
 			Label:       longString(fmt.Sprintf("option %03d", j), 200),
 			Description: longString("description", 1000),
@@ -95,7 +96,7 @@ func manyOptionsRequest() interaction.Request {
 func hugeRequest() interaction.Request {
 	var r interaction.Request
 	r.Agent = &interaction.Agent{ID: strings.Repeat("i", interaction.MaxAgentNameLen), Name: strings.Repeat("N", interaction.MaxAgentNameLen)}
-	for i := range interaction.MaxQuestions {
+	for i := range slackid.MaxQuestions {
 		r.Questions = append(r.Questions, interaction.Question{
 			ID:       fmt.Sprintf("q%d", i),
 			Header:   longString("header", interaction.MaxHeaderLen),
@@ -284,4 +285,13 @@ func (mc modalCase) render() any {
 		return OtherModal(mc.v, mc.q, `{"ask":"a1B2c3","q":`+fmt.Sprint(mc.q)+`}`)
 	}
 	return DetailsModal(mc.v, mc.q, "a1B2c3:"+fmt.Sprint(mc.q))
+}
+
+// drawable is what the renderer is held to: requests interaction.Validate
+// and Slack's limits (slackid.CheckRequest) both accept.
+func drawable(r interaction.Request) error {
+	if err := interaction.Validate(r); err != nil {
+		return err
+	}
+	return slackid.CheckRequest(r)
 }

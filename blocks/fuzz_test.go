@@ -25,7 +25,7 @@ func FuzzRequest(f *testing.F) {
 		if json.Unmarshal(data, &r) != nil {
 			return
 		}
-		if err := interaction.Validate(r); err != nil {
+		if err := drawable(r); err != nil {
 			switch interaction.ErrorCode(err) {
 			case interaction.EmptyQuestions, interaction.InvalidQuestion, interaction.BadIntent:
 			default:

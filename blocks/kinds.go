@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // This file draws each kind of question (interaction.KindOf) and reads
@@ -44,7 +45,7 @@ var drawers = map[interaction.Kind]drawer{
 }
 
 // buttons draws one button per option, value its index, in rows of
-// interaction.ButtonsPerRow: the last row leads the controls block. Each
+// slackid.ButtonsPerRow: the last row leads the controls block. Each
 // has its option's style (a veto is danger; the plan-review approve
 // option primary unless styled) and confirmation dialog.
 func buttons(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockElement, []slack.BlockElement) {
@@ -65,7 +66,7 @@ func buttons(v View, i int, opts []*slack.OptionBlockObject) ([][]slack.BlockEle
 		if o.Confirm != nil {
 			b.Confirm = confirmObject(o)
 		}
-		if j%interaction.ButtonsPerRow == 0 {
+		if j%slackid.ButtonsPerRow == 0 {
 			rows = append(rows, nil)
 		}
 		rows[len(rows)-1] = append(rows[len(rows)-1], b)
@@ -174,10 +175,10 @@ func confirmObject(o interaction.Option) *slack.ConfirmationBlockObject {
 	label := clip(oneLine(o.Label), 200)
 	title := cmpOr(c.Title, "Are you sure?")
 	text := cmpOr(c.Text, "You chose “"+label+"”. This counts as your answer.")
-	yes := cmpOr(c.Confirm, clip("Yes, "+oneLine(o.Label), interaction.MaxConfirmButton))
+	yes := cmpOr(c.Confirm, clip("Yes, "+oneLine(o.Label), slackid.MaxConfirmButton))
 	no := cmpOr(c.Deny, "Go back")
-	out := &slack.ConfirmationBlockObject{Title: plain(clip(title, interaction.MaxConfirmTitle)), Text: plain(clip(text, interaction.MaxConfirmText)),
-		Confirm: plain(clip(yes, interaction.MaxConfirmButton)), Deny: plain(clip(no, interaction.MaxConfirmButton))}
+	out := &slack.ConfirmationBlockObject{Title: plain(clip(title, slackid.MaxConfirmTitle)), Text: plain(clip(text, slackid.MaxConfirmText)),
+		Confirm: plain(clip(yes, slackid.MaxConfirmButton)), Deny: plain(clip(no, slackid.MaxConfirmButton))}
 	if o.ButtonStyle() == interaction.StyleDanger {
 		out.Style = slack.StyleDanger
 	}

@@ -77,7 +77,7 @@ func TestMarkdownDegenerate(t *testing.T) {
 	for _, d := range []string{">", strings.Repeat(">", interaction.MaxDetailLen), strings.Repeat("- ", interaction.MaxDetailLen/2), "<!-- -->"} {
 		r := interaction.Request{Questions: []interaction.Question{{ID: "q", Question: d[:min(len(d), interaction.MaxQuestionLen)], Detail: d,
 			Options: []interaction.Option{{Label: "a", Description: d[:min(len(d), interaction.MaxDescriptionLen)]}}}}}
-		if err := interaction.Validate(r); err != nil {
+		if err := drawable(r); err != nil {
 			t.Fatal(err)
 		}
 		v := pendingView(r)

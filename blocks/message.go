@@ -15,7 +15,7 @@ import (
 type View struct {
 	AskID      string                 // short, [A-Za-z0-9_-], ≤ 40 bytes
 	Rev        int                    // revision: bumped by the bot on every update; part of every block_id so an updated block gets a new id and clients reset its state to the initial options
-	Request    interaction.Request    // the questions, as validated by interaction.Validate
+	Request    interaction.Request    // the questions, as validated by interaction.Validate and slackid.CheckRequest
 	Status     interaction.Status     // "" counts as pending
 	Progress   []interaction.Progress // per question index (may be shorter/nil)
 	Responders []string               // user ids U…/W… and group ids S… allowed to answer; empty = anyone
@@ -54,8 +54,9 @@ const (
 // fallback text (a readable notification, ≤ 3000 characters) and the blocks.
 // A pending ask gets its controls; an ended ask (any Status but pending and
 // "") gets none, only the questions, answers and outcome. The result stays
-// within Slack's limits for every request interaction.Validate accepts and
-// any View fields, provided AskID is as documented.
+// within Slack's limits for every request interaction.Validate and
+// slackid.CheckRequest accept and any View fields, provided AskID is as
+// documented.
 func Message(v View) (text string, blocks []slack.Block) {
 	if ended(v) {
 		return endedText(v), endedBlocks(v)

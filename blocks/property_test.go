@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // gen makes random valid requests and views from a seeded source.
@@ -72,13 +73,13 @@ func (g gen) request() interaction.Request {
 	if g.Intn(4) > 0 {
 		r.Agent = &interaction.Agent{ID: g.str(interaction.MaxAgentNameLen), Name: g.str(interaction.MaxAgentNameLen)}
 	}
-	for i := range 1 + g.Intn(interaction.MaxQuestions) {
+	for i := range 1 + g.Intn(slackid.MaxQuestions) {
 		r.Questions = append(r.Questions, g.question(i))
 	}
 	// a display the options do not fit (too many buttons or checkboxes,
 	// or rows for one message) falls back to auto, as a caller would
 	for i := range r.Questions {
-		if interaction.Validate(r) == nil {
+		if drawable(r) == nil {
 			break
 		}
 		r.Questions[i].Display = ""
@@ -98,7 +99,7 @@ func (g gen) question(i int) interaction.Question {
 		q.Header = g.str(interaction.MaxHeaderLen)
 	}
 	q.MultiSelect = g.Intn(3) == 0
-	n := []int{0, 1, 2, 5, 10, 25, interaction.MaxOptions}[g.Intn(7)]
+	n := []int{0, 1, 2, 5, 10, 25, slackid.MaxOptions}[g.Intn(7)]
 	if n > 0 {
 		q.Display = []interaction.Display{"", "", interaction.DisplayAuto, interaction.DisplayMenu, interaction.DisplayButtons}[g.Intn(5)]
 	} else if g.Intn(3) == 0 {
@@ -120,8 +121,8 @@ func (g gen) question(i int) interaction.Question {
 		if g.Intn(4) == 0 {
 			o.Confirm = &interaction.Confirm{}
 			if g.Intn(2) == 0 {
-				o.Confirm = &interaction.Confirm{Title: g.str(interaction.MaxConfirmTitle), Text: g.str(interaction.MaxConfirmText),
-					Confirm: g.str(interaction.MaxConfirmButton), Deny: g.str(interaction.MaxConfirmButton)}
+				o.Confirm = &interaction.Confirm{Title: g.str(slackid.MaxConfirmTitle), Text: g.str(slackid.MaxConfirmText),
+					Confirm: g.str(slackid.MaxConfirmButton), Deny: g.str(slackid.MaxConfirmButton)}
 			}
 		}
 		if !q.MultiSelect && g.Intn(5) == 0 {
@@ -219,7 +220,7 @@ func TestRandomViews(t *testing.T) {
 	g := gen{rand.New(rand.NewSource(seed))}
 	for i := range propertyRuns(t) {
 		v := g.view()
-		if err := interaction.Validate(v.Request); err != nil {
+		if err := drawable(v.Request); err != nil {
 			t.Fatalf("run %d: generator made an invalid request: %v", i, err)
 		}
 		where := fmt.Sprintf("seed %d run %d (%s)", seed, i, v.Status)
@@ -316,7 +317,7 @@ func TestWorstCaseBlockCounts(t *testing.T) {
 		q.Intent = &interaction.Intent{Kind: interaction.IntentPlanReview, Approve: q.Options[3].Label}
 		q.MultiSelect = i%2 == 0
 	}
-	if err := interaction.Validate(r); err != nil {
+	if err := drawable(r); err != nil {
 		t.Fatal(err)
 	}
 	team := &Team{Wanted: interaction.MaxResponders, Tally: map[string]map[string]int{}}

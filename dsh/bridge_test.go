@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // The ids of the captured frames in testdata/frames.
@@ -601,7 +602,7 @@ func TestCreateFailures(t *testing.T) {
 
 	// A request slackask cannot post: the agent gets a cancel saying why.
 	var many []interaction.Question
-	for i := range interaction.MaxQuestions + 1 {
+	for i := range slackid.MaxQuestions + 1 {
 		many = append(many, interaction.Question{ID: "q" + strconv.Itoa(i), Question: "Why?"})
 	}
 	rpc := host.Ask("s1", many)

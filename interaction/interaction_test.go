@@ -20,14 +20,6 @@ func q(id string, labels ...string) interaction.Question {
 }
 
 func TestValidate(t *testing.T) {
-	many := make([]interaction.Question, interaction.MaxQuestions+1)
-	for i := range many {
-		many[i] = q(fmt.Sprint("q", i))
-	}
-	tooManyOpts := q("q")
-	for i := 0; i <= interaction.MaxOptions; i++ {
-		tooManyOpts.Options = append(tooManyOpts.Options, interaction.Option{Label: fmt.Sprint("o", i)})
-	}
 	withDetail := q("plan", "Approve", "Reject")
 	withDetail.Detail = "1. do it"
 	cases := []struct {
@@ -43,8 +35,6 @@ func TestValidate(t *testing.T) {
 		{"duplicate id", interaction.Request{Questions: []interaction.Question{q("a"), q("a")}}, interaction.InvalidQuestion, "duplicate id"},
 		{"empty label", interaction.Request{Questions: []interaction.Question{q("a", "x", " ")}}, interaction.InvalidQuestion, "label is empty"},
 		{"duplicate label", interaction.Request{Questions: []interaction.Question{q("a", "x", "x")}}, interaction.InvalidQuestion, "duplicate label"},
-		{"too many questions", interaction.Request{Questions: many}, interaction.InvalidQuestion, "questions"},
-		{"too many options", interaction.Request{Questions: []interaction.Question{tooManyOpts}}, interaction.InvalidQuestion, "options"},
 		{"label too long", interaction.Request{Questions: []interaction.Question{q("a", strings.Repeat("é", interaction.MaxLabelLen+1))}}, interaction.InvalidQuestion, "label is"},
 		{"long label within limit", interaction.Request{Questions: []interaction.Question{q("a", strings.Repeat("é", interaction.MaxLabelLen))}}, "", ""},
 		{"bad intent kind", interaction.Request{Questions: []interaction.Question{func() interaction.Question {

@@ -18,7 +18,8 @@ import (
 //
 // Adding a kind: its Kind, KindSpec and rule in KindOf here (with the JSON
 // Schema of any new field in KindFields, which the MCP tool takes, and its
-// checks in validateKind); its drawer in blocks/kinds.go; the new field,
+// checks in validateKind); its drawer in blocks/kinds.go and how many
+// options Slack can draw of it in slackid.MaxOptionsOf; the new field,
 // if any, in types.go and httpapi/openapi.json (tests hold the OpenAPI
 // document and the MCP schema to the Go types).
 
@@ -34,24 +35,23 @@ const (
 	KindCheckbox  Kind = "checkboxes" // several picks from checkboxes
 )
 
-// KindSpec is what a kind is: how many labels it picks, whether a pick is
-// an act of its own (a button tap, with no state a Submit could read
-// later), and the most options it draws.
+// KindSpec is what a kind is: how many labels it picks and whether a pick
+// is an act of its own (a button tap, with no state a Submit could read
+// later). How many options a surface can draw of it is the surface's
+// (slackid.MaxOptionsOf).
 type KindSpec struct {
-	Options    bool // answered by picking options
-	Multi      bool // several labels at once
-	Tap        bool // each pick is a click: the message keeps no state of it
-	MaxOptions int  // most options it can draw (0: no options)
+	Options bool // answered by picking options
+	Multi   bool // several labels at once
+	Tap     bool // each pick is a click: the message keeps no state of it
 }
 
-// Kinds is the table of kinds. A select menu holds 100 options; buttons
-// are laid in rows of ButtonsPerRow, at most MaxButtons.
+// Kinds is the table of kinds.
 var Kinds = map[Kind]KindSpec{
 	KindText:      {},
-	KindMenu:      {Options: true, MaxOptions: MaxOptions},
-	KindMultiMenu: {Options: true, Multi: true, MaxOptions: MaxOptions},
-	KindButtons:   {Options: true, Tap: true, MaxOptions: MaxButtons},
-	KindCheckbox:  {Options: true, Multi: true, MaxOptions: MaxCheckboxes},
+	KindMenu:      {Options: true},
+	KindMultiMenu: {Options: true, Multi: true},
+	KindButtons:   {Options: true, Tap: true},
+	KindCheckbox:  {Options: true, Multi: true},
 }
 
 // Display is how a caller wants a question with options drawn.
@@ -67,12 +67,8 @@ const (
 // Displays lists the values of Question.Display ("" is auto).
 var Displays = []Display{DisplayAuto, DisplayButtons, DisplayMenu}
 
-// Limits of the drawn kinds.
+// What auto draws as buttons (a design choice: short choices fit a phone).
 const (
-	MaxButtons      = 25 // buttons of one question
-	MaxCheckboxes   = 10 // options of a checkboxes question
-	ButtonsPerRow   = 5  // buttons in one row (actions block)
-	MaxButtonRows   = 8  // rows of buttons in one message beyond each question's first
 	AutoMaxButtons  = 5  // auto draws buttons for at most this many options
 	AutoMaxLabelLen = 30 // each of at most this many characters
 )
@@ -260,13 +256,6 @@ func (c *Confirm) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Limits of a confirmation dialog's texts (Slack's), characters.
-const (
-	MaxConfirmTitle  = 100
-	MaxConfirmText   = 300
-	MaxConfirmButton = 30
-)
-
 // KindFields is the JSON Schema of the question fields ("question") and
 // option fields ("option") that choose and shape a question's kind, with
 // descriptions written for a model: the MCP tool's input schema takes
@@ -296,9 +285,6 @@ func validateKind(r Request, i int) error {
 		return Errorf(InvalidQuestion, "%s: display %q needs options", where, q.Display)
 	}
 	k := KindOf(r, i)
-	if Kinds[k].Options && len(q.Options) > Kinds[k].MaxOptions {
-		return Errorf(InvalidQuestion, "%s: %d options: at most %d fit as %s (use display \"menu\")", where, len(q.Options), Kinds[k].MaxOptions, k)
-	}
 	for j, o := range q.Options {
 		if err := validateOptionKind(fmt.Sprintf("questions[%d].options[%d]", i, j), o, Kinds[k]); err != nil {
 			return err
@@ -317,13 +303,11 @@ func validateKind(r Request, i int) error {
 			return err
 		}
 	}
-	if i == len(r.Questions)-1 {
-		return checkButtonRows(r)
-	}
 	return nil
 }
 
-// validateOptionKind checks an option's style, note and confirm.
+// validateOptionKind checks an option's style, note and confirm texts
+// (their lengths are the surface's: slackid.CheckRequest).
 func validateOptionKind(where string, o Option, k KindSpec) error {
 	switch {
 	case o.Style != "" && o.Style != StylePrimary && o.Style != StyleDanger:
@@ -334,32 +318,11 @@ func validateOptionKind(where string, o Option, k KindSpec) error {
 		return Errorf(InvalidQuestion, "%s: a note needs a question of one pick, not a multi-select", where)
 	}
 	if c := o.Confirm; c != nil {
-		for _, f := range []struct {
-			name, v string
-			max     int
-		}{{"title", c.Title, MaxConfirmTitle}, {"text", c.Text, MaxConfirmText}, {"confirm", c.Confirm, MaxConfirmButton}, {"deny", c.Deny, MaxConfirmButton}} {
-			if n := utf8.RuneCountInString(f.v); n > f.max {
-				return Errorf(InvalidQuestion, "%s.confirm.%s is %d characters: at most %d", where, f.name, n, f.max)
-			}
+		for _, f := range []struct{ name, v string }{{"title", c.Title}, {"text", c.Text}, {"confirm", c.Confirm}, {"deny", c.Deny}} {
 			if err := checkControl(where+".confirm."+f.name, f.v); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// checkButtonRows refuses a request whose buttons need more rows than one
-// message holds beside its other blocks.
-func checkButtonRows(r Request) error {
-	rows := 0
-	for i := range r.Questions {
-		if KindOf(r, i) == KindButtons {
-			rows += (len(r.Questions[i].Options) - 1) / ButtonsPerRow
-		}
-	}
-	if rows > MaxButtonRows {
-		return Errorf(InvalidQuestion, "the buttons need %d rows beyond each question's first; one Slack message holds %d: use display \"menu\" on some questions", rows, MaxButtonRows)
 	}
 	return nil
 }

@@ -82,8 +82,6 @@ func TestKindOf(t *testing.T) {
 		name string
 		q    Question
 	}{
-		{"26 buttons", q(opts(26, "x"), DisplayButtons, false)},
-		{"11 checkboxes", q(opts(11, "x"), DisplayButtons, true)},
 		{"bad display", q(opts(2, "x"), "tiles", false)},
 		{"display without options", q(nil, DisplayButtons, false)},
 		{"bad style", Question{ID: "q", Question: "?", Options: []Option{{Label: "a", Style: "green"}}}},
@@ -91,21 +89,10 @@ func TestKindOf(t *testing.T) {
 		{"note on multi", Question{ID: "q", Question: "?", MultiSelect: true, Options: []Option{{Label: "a", Note: NoteRequired}}}},
 		{"default with options", Question{ID: "q", Question: "?", Default: "x", Options: []Option{{Label: "a"}}}},
 		{"blank default", Question{ID: "q", Question: "?", Default: "  "}},
-		{"long confirm title", Question{ID: "q", Question: "?", Options: []Option{{Label: "a", Confirm: &Confirm{Title: string(make([]byte, 101))}}}}},
 	} {
 		if err := Validate(Request{Questions: []Question{c.q}}); ErrorCode(err) != InvalidQuestion {
 			t.Errorf("%s: %v, want INVALID_QUESTION", c.name, err)
 		}
-	}
-	// Nine questions of 10 buttons each need 9 rows beyond their first.
-	var qs []Question
-	for i := range 9 {
-		x := q(opts(10, "x"), DisplayButtons, false)
-		x.ID = string(rune('a' + i))
-		qs = append(qs, x)
-	}
-	if err := Validate(Request{Questions: qs}); ErrorCode(err) != InvalidQuestion {
-		t.Errorf("too many rows: %v", err)
 	}
 }
 

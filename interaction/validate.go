@@ -6,13 +6,11 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of one request. They are what one Slack message can carry (50
-// blocks, 100 options a menu) with room for the renderer's own blocks, and
-// bounds that keep records and modals small. Longer labels and texts inside
-// these bounds are shortened on screen, never in the answer.
+// Limits of one request: bounds that keep records and forms small. Longer
+// labels and texts inside them are shortened on screen, never in the
+// answer. What one message can draw (how many questions, options, buttons)
+// is the chat surface's to say (asks.Checker; Slack's: package slackid).
 const (
-	MaxQuestions      = 10    // per request
-	MaxOptions        = 100   // per question: a static_select holds 100
 	MaxIDLen          = 128   // question id, bytes
 	MaxLabelLen       = 500   // option label, characters
 	MaxDescriptionLen = 1000  // option description, characters
@@ -39,16 +37,14 @@ func checkControl(field, v string) error {
 	return nil
 }
 
-// Validate checks a request against the seam's rules and the limits above.
+// Validate checks a request against the seam's rules and the limits above
+// (not a surface's: see asks.Checker).
 // It returns nil, or an *Error: EMPTY_QUESTIONS for no questions,
 // BAD_INTENT for an intent that does not fit its question, and
 // INVALID_QUESTION for everything else, naming the question and field.
 func Validate(r Request) error {
 	if len(r.Questions) == 0 {
 		return Errorf(EmptyQuestions, "the request has no questions")
-	}
-	if len(r.Questions) > MaxQuestions {
-		return Errorf(InvalidQuestion, "%d questions: at most %d fit in one Slack message", len(r.Questions), MaxQuestions)
 	}
 	if r.Agent != nil {
 		if n := utf8.RuneCountInString(r.Agent.ID); n > MaxAgentNameLen {
@@ -113,9 +109,6 @@ func validateQuestion(i int, q Question) error {
 		if n := utf8.RuneCountInString(f.value); n > f.max {
 			return Errorf(InvalidQuestion, "%s (%q): %s is %d characters: at most %d", where, q.ID, f.name, n, f.max)
 		}
-	}
-	if len(q.Options) > MaxOptions {
-		return Errorf(InvalidQuestion, "%s (%q): %d options: at most %d fit in one menu", where, q.ID, len(q.Options), MaxOptions)
 	}
 	labels := make(map[string]bool, len(q.Options))
 	for j, o := range q.Options {

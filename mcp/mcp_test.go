@@ -22,6 +22,7 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/asktest"
 	"github.com/slackask/slackask/internal/syncbuf"
+	"github.com/slackask/slackask/slackid"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,7 +50,7 @@ func newFakeService() *fakeService {
 		defer f.mu.Unlock()
 		switch {
 		case c.Op == asktest.OpCreate && f.createErr != nil:
-			if err := interaction.Validate(c.In.Request); err != nil {
+			if err := asktest.CheckRequest(c.In.Request); err != nil {
 				return err
 			}
 			return f.createErr
@@ -96,7 +97,7 @@ func (f *fakeService) input(t *testing.T, i int) interaction.AskInput {
 	t.Helper()
 	var ok []interaction.AskInput
 	for _, c := range f.Creates() {
-		if interaction.Validate(c.In.Request) == nil {
+		if asktest.CheckRequest(c.In.Request) == nil {
 			ok = append(ok, c.In)
 		}
 	}
@@ -110,7 +111,7 @@ func (f *fakeService) input(t *testing.T, i int) interaction.AskInput {
 func (f *fakeService) creates() int {
 	n := 0
 	for _, c := range f.Creates() {
-		if interaction.Validate(c.In.Request) == nil {
+		if asktest.CheckRequest(c.In.Request) == nil {
 			n++
 		}
 	}
@@ -827,8 +828,8 @@ func TestSchemas(t *testing.T) {
 	if err := json.Unmarshal([]byte(inputSchema), &s); err != nil {
 		t.Fatal(err)
 	}
-	if q := s.Properties.Questions; q.MaxItems != interaction.MaxQuestions || q.Items.Properties.Options.MaxItems != interaction.MaxOptions {
-		t.Errorf("schema limits %d/%d, want %d/%d", q.MaxItems, q.Items.Properties.Options.MaxItems, interaction.MaxQuestions, interaction.MaxOptions)
+	if q := s.Properties.Questions; q.MaxItems != slackid.MaxQuestions || q.Items.Properties.Options.MaxItems != slackid.MaxOptions {
+		t.Errorf("schema limits %d/%d, want %d/%d", q.MaxItems, q.Items.Properties.Options.MaxItems, slackid.MaxQuestions, slackid.MaxOptions)
 	}
 
 	out := compileSchema(t, outputSchema)

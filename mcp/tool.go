@@ -7,6 +7,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/slackid"
 )
 
 // ToolName is the name of the tool that asks; GetAnswerToolName the one
@@ -58,7 +59,7 @@ The result is JSON with one item per question, in request order:
 While the question is still open the result is not an error: {"status":"pending","askId":"…","message":"Still waiting: …"}.
 
 If there is no answer the tool returns an error whose text starts with a code: ASK_CANCELLED (the person declined to answer; do not ask the same again), ASK_TIMEOUT (nobody answered in time), ASK_ABORTED (the ask was withdrawn), INVALID_QUESTION or EMPTY_QUESTIONS (fix the input and call again), SLACK_ERROR (Slack refused; the message says why).`,
-	interaction.MaxQuestions)
+	slackid.MaxQuestions)
 
 // inputSchema is the JSON Schema of the tool's arguments: inputSchemaBase
 // with the fields of the question kinds (interaction.KindFields).

@@ -1,8 +1,9 @@
-// Package slackid is Slack's id syntax and what it means for an ask: the
-// one place that says what a user, user-group, conversation or workspace
-// id and a message timestamp look like, and which of an ask's fields must
-// be one. The lifecycle (asks) and the domain (interaction) never import
-// it: the Slack side checks an ask through the asks.Checker seam.
+// Package slackid is what slackask knows of Slack without calling it: the
+// syntax of its ids (what a user, user-group, conversation or workspace id
+// and a message timestamp look like, and which of an ask's fields must be
+// one) and the limits of what one Slack message draws (limits.go). The
+// lifecycle (asks) and the domain (interaction) never import it: the Slack
+// side checks an ask through the asks.Checker seam.
 package slackid
 
 import (
@@ -64,13 +65,17 @@ func digits(s string, most int) bool {
 	return true
 }
 
-// CheckAsk refuses an ask whose fields that name Slack things are not
-// Slack ids of the right kind: mention, responders, user, channel,
-// workspace, threadTs and each escalation step's channel and responders.
-// Errors are INVALID_QUESTION naming the field. It checks syntax only
-// (whether Slack knows the id is bot.CheckIDs's), and it runs after
-// interaction.ValidateInput, which checks everything else.
+// CheckAsk refuses an ask that Slack cannot show (CheckRequest) or whose
+// fields that name Slack things are not Slack ids of the right kind:
+// mention, responders, user, channel, workspace, threadTs and each
+// escalation step's channel and responders. Errors are INVALID_QUESTION
+// naming the field. It checks ids' syntax only (whether Slack knows them
+// is bot.CheckIDs's), and it runs after interaction.ValidateInput, which
+// checks everything else.
 func CheckAsk(in interaction.AskInput) error {
+	if err := CheckRequest(in.Request); err != nil {
+		return err
+	}
 	for i, id := range in.Mention {
 		if !IsResponder(id) {
 			return interaction.Errorf(interaction.InvalidQuestion, "mention[%d] %q: not a Slack user (U…, W…) or user-group (S…) id", i, id)

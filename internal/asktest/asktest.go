@@ -155,6 +155,16 @@ func (f *Fake) begin(ctx context.Context, c Call) error {
 	return nil
 }
 
+// CheckRequest is what Create checks of an ask: its questions, as
+// asks.Service on the Slack surface does (interaction.Validate, then
+// Slack's limits, slackid.CheckRequest).
+func CheckRequest(r interaction.Request) error {
+	if err := interaction.Validate(r); err != nil {
+		return err
+	}
+	return slackid.CheckRequest(r)
+}
+
 // CheckAsk implements interaction.Checker as asks.Service on the Slack
 // surface does: interaction.ValidateInput, then Slack's id syntax
 // (slackid.Check). Create itself checks only the questions, so that
@@ -190,7 +200,7 @@ func (f *Fake) CreateIdempotent(ctx context.Context, in interaction.AskInput) (a
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.createCx = ctx
-	if err := interaction.Validate(in.Request); err != nil {
+	if err := CheckRequest(in.Request); err != nil {
 		return interaction.Ask{}, false, err
 	}
 	if err := interaction.CallerFrom(ctx).Admit(in.Channel, in.User, in.Responders); err != nil {
