@@ -271,7 +271,11 @@ type Store interface {
 	// writes the copy back with Version+1, and the events fn emitted on it
 	// (Record.Emit) — all in one compare-and-set step,
 	// so concurrent updates of one record are serialised. fn's error aborts
-	// the update and is returned as is. ErrNotFound for unknown ids.
+	// the update and is returned as is. ErrNotFound for unknown ids. fn may
+	// be called more than once (a store may first try it on the record as
+	// it last wrote it), each time on a fresh copy: only the call whose
+	// copy was current counts, so fn must leave nothing behind but its
+	// changes to the copy (reset what it reports to its caller each time).
 	Update(ctx context.Context, id string, fn func(*Record) error) (Record, error)
 	// Delete removes the record and its events; ErrNotFound for unknown ids.
 	Delete(ctx context.Context, id string) error

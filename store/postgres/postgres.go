@@ -61,6 +61,7 @@ import (
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/reccache"
 	"github.com/slackask/slackask/store/internal/sqlrow"
 	"github.com/slackask/slackask/store/internal/watch"
 )
@@ -98,6 +99,9 @@ type Store struct {
 	stopListen context.CancelFunc
 	listenDone chan struct{}
 	listenPID  atomic.Uint32 // backend pid of the LISTEN connection, 0 while none
+	// records: what this Store last wrote (or claimed) per id, tagged with
+	// the row's xmin, for Update's one-statement compare-and-set.
+	records reccache.Cache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -262,6 +266,7 @@ func (s *Store) listen(ctx context.Context, ready chan<- error) {
 			first = false
 			ready <- nil
 		} else {
+			s.records.Clear() // writes were missed: no entry is known current
 			s.hub.Publish(store.Change{Resync: true})
 		}
 		pause.Reset()
@@ -273,6 +278,11 @@ func (s *Store) listen(ctx context.Context, ready chan<- error) {
 			if n.Channel == s.ackChannel {
 				s.publishAck(n.Payload)
 			} else if c, ok := parseNotification(n.Payload); ok {
+				if c.Deleted {
+					s.records.Drop(c.ID)
+				} else {
+					s.records.DropOlder(c.ID, c.Version) // written elsewhere
+				}
 				s.hub.Publish(c)
 			}
 		}
@@ -358,22 +368,25 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 	if err != nil {
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
-	q := insertAsk + " RETURNING 1) SELECT count(*) FROM ins"
+	// The statement returns the new row's xmin (NULL when nothing was
+	// inserted), the tag Update's compare-and-set checks.
+	q := insertAsk + " RETURNING xmin::text AS x) SELECT (SELECT x FROM ins)"
 	args := []any{r.ID, string(r.Status), sqlrow.Nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner)}
 	if len(evs) > 0 {
 		// One statement: the events are inserted iff the ask is.
-		q = insertAsk + " RETURNING 1), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") + " SELECT count(*) FROM ins"
+		q = insertAsk + " RETURNING xmin::text AS x), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") + " SELECT (SELECT x FROM ins)"
 		args = append(args, eventArgs(evs)...)
 	}
 	// A conflict on the key whose record is deleted before it is read
 	// freed the key: insert again.
 	for range 10 {
-		var inserted int
-		if err := s.pool.QueryRow(ctx, q, args...).Scan(&inserted); err != nil {
+		var xmin *string
+		if err := s.pool.QueryRow(ctx, q, args...).Scan(&xmin); err != nil {
 			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
-		if inserted == 1 {
+		if xmin != nil {
+			s.records.Put(r, *xmin)
 			return r, true, nil
 		}
 		if r.IdempotencyKey == "" {
@@ -467,15 +480,36 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	return r, nil
 }
 
-// Update implements store.Store. The row stays locked (SELECT … FOR UPDATE)
-// from the read through fn to the write, in every process: fn must not
-// wait for another write of the same record. The transaction takes two
-// round trips: BEGIN with the read, then the write with COMMIT, each pair
-// sent as one pipelined batch.
+// Update implements store.Store, in one round trip when this Store wrote
+// (or claimed) the record last and nobody wrote it since, else in two.
+//
+// One: fn runs on the record as this Store last wrote it (records), and
+// one statement writes the result only if the row is still that version
+// of that row (version and xmin: a row deleted and made again has another
+// xmin); the statement is its own transaction. When the row moved on, or
+// fn refuses the cached record (its verdict on an old copy is not to be
+// trusted), nothing was written and the record is read and fn called
+// again, as below: fn may run twice, each time on a fresh copy.
+//
+// Two: the row stays locked (SELECT … FOR UPDATE) from the read through fn
+// to the write, in every process: fn must not wait for another write of
+// the same record. BEGIN with the read, then the write with COMMIT, each
+// pair sent as one pipelined batch.
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
 	op := fmt.Sprintf("postgres update %q", id)
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
+	}
+	if cur, xmin, ok := s.records.Get(id); ok {
+		out, done, err := s.updateCached(ctx, cur, xmin, fn)
+		if err != nil {
+			// The statement was sent: whether it committed is unknown, so
+			// fn is not tried again.
+			return store.Record{}, store.WrapErr(ctx, op, err)
+		}
+		if done {
+			return out, nil
+		}
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -498,6 +532,54 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	}
 	return out, nil
 }
+
+// updateCached is Update's one-statement compare-and-set of fn applied to
+// cur, the record as this Store last saw it at row version xmin. done is
+// false, with nothing written, when fn refused cur or the row is no longer
+// that version; err is an error of the statement (its outcome unknown).
+func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string, fn func(*store.Record) error) (out store.Record, done bool, err error) {
+	next := cur // Get gave a deep copy of its own
+	if fn(&next) != nil {
+		return store.Record{}, false, nil
+	}
+	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
+	next.Version = cur.Version + 1
+	evs, err := store.TakeEvents(&next)
+	if err != nil {
+		return store.Record{}, false, nil // the locked path reports it
+	}
+	data, err := store.Encode(next)
+	if err != nil {
+		return store.Record{}, false, nil
+	}
+	args := []any{string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
+		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, cur.ID, cur.Version, xmin}
+	q := "WITH up AS (" + updateAsk + " AND xmin::text = $11 RETURNING xmin::text AS x)"
+	if len(evs) > 0 {
+		// Events iff the row was written; the counter is taken last and
+		// held until the statement's commit (eventsCTE).
+		q += ", " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM up)")
+		args = append(args, eventArgs(evs)...)
+	}
+	var x string
+	err = s.pool.QueryRow(ctx, q+" SELECT x FROM up", args...).Scan(&x)
+	if errors.Is(err, pgx.ErrNoRows) {
+		s.records.Drop(cur.ID) // moved on: read it
+		return store.Record{}, false, nil
+	}
+	if err != nil {
+		s.records.Drop(cur.ID)
+		return store.Record{}, false, err
+	}
+	s.records.Put(next, x)
+	// fn may keep the pointer it was given: return a copy of our own.
+	return store.Clone(next), true, nil
+}
+
+// updateAsk writes a record over version $10 of row $9.
+const updateAsk = `UPDATE asks SET
+		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
+		WHERE id = $9 AND version = $10`
 
 // update runs Update's transaction on conn. fnErr is fn's error, err any
 // other; with either, the transaction is left for the caller to roll back.
@@ -535,9 +617,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 		return store.Record{}, nil, err
 	}
 	write := &pgx.Batch{}
-	write.Queue(`UPDATE asks SET
-		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
-		WHERE id = $9 AND version = $10`,
+	write.Queue(updateAsk+" RETURNING xmin::text",
 		string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
 		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
 	if len(evs) > 0 {
@@ -547,9 +627,10 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	}
 	write.Queue("COMMIT")
 	br = conn.SendBatch(ctx, write)
-	tag, err := br.Exec()
-	if err == nil && tag.RowsAffected() != 1 {
-		err = store.Internal(nil, "compare-and-set of version %d matched %d rows", cur.Version, tag.RowsAffected())
+	var xmin string
+	err = br.QueryRow().Scan(&xmin)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.Internal(nil, "compare-and-set of version %d matched no row", cur.Version)
 	}
 	if err == nil && len(evs) > 0 {
 		_, err = br.Exec()
@@ -561,8 +642,10 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 		err = cerr
 	}
 	if err != nil {
+		s.records.Drop(id)
 		return store.Record{}, nil, err
 	}
+	s.records.Put(next, xmin)
 	// fn may keep the pointer it was given: return a copy of our own.
 	return store.Clone(next), nil, nil
 }
@@ -573,6 +656,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.check(ctx); err != nil {
 		return store.WrapErr(ctx, op, err)
 	}
+	s.records.Drop(id)
 	tag, err := s.pool.Exec(ctx, "DELETE FROM asks WHERE id = $1", id)
 	if err != nil {
 		return store.WrapErr(ctx, op, err)
@@ -766,7 +850,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 			SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
 			ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
 		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
-		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at`,
+		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at, a.xmin::text`,
 		sqlrow.Nanos(now), limit, sqlrow.Nanos(now.Add(lease)))
 	br := conn.SendBatch(ctx, claim)
 	_, err = br.Exec()
@@ -786,6 +870,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
+	for _, c := range cs {
+		s.records.Put(c.r, c.xmin) // the claimer's next write is its Update
+	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].was != cs[j].was {
 			return cs[i].was < cs[j].was
@@ -802,8 +889,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 // claimedRow is one row ClaimDue's statement returned: the record as
 // claimed, and the wake_at it had before.
 type claimedRow struct {
-	r   store.Record
-	was int64
+	r    store.Record
+	was  int64
+	xmin string
 }
 
 // scanClaimed reads the rows of ClaimDue's statement from br. A record
@@ -823,7 +911,7 @@ func scanClaimed(br pgx.BatchResults) ([]claimedRow, error) {
 			wake    int64
 			data    []byte
 		)
-		if err := rows.Scan(&id, &version, &wake, &data, &c.was); err != nil {
+		if err := rows.Scan(&id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(data, &c.r); err != nil {

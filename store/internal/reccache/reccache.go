@@ -1,0 +1,91 @@
+// Package reccache is the bounded cache of decoded records the SQL stores
+// keep of what they last wrote, so that an Update need not read and decode
+// the row again when nothing was written since.
+package reccache
+
+import (
+	"sync"
+
+	"github.com/slackask/slackask/store"
+)
+
+// Size bounds the records a Cache keeps: enough for the asks people are
+// answering at the same moment. Most pending asks are not being clicked,
+// and a larger cache would hold their records in the heap for nothing
+// (BENCHMARKS.md, "Pieces"; the measurements: commit 478fefb).
+const Size = 128
+
+// Cache keeps, per id, a record as a store wrote it and a tag the store
+// tells that row version by (PostgreSQL: the row's xmin; "" for none).
+// The store decides whether the row still is that record (its version,
+// and tag); a Cache only remembers. Records go in and come out as deep
+// copies. When full, Put forgets an arbitrary record. The zero value is
+// empty and ready; it is safe for concurrent use.
+type Cache struct {
+	mu sync.Mutex
+	m  map[string]entry
+}
+
+type entry struct {
+	r   store.Record
+	tag string
+}
+
+// Get returns a deep copy of the record cached for id, and its tag.
+func (c *Cache) Get(id string) (store.Record, string, bool) {
+	c.mu.Lock()
+	e, ok := c.m[id]
+	c.mu.Unlock()
+	if !ok {
+		return store.Record{}, "", false
+	}
+	return store.Clone(e.r), e.tag, true
+}
+
+// Put caches a deep copy of r under r.ID, with tag.
+func (c *Cache) Put(r store.Record, tag string) {
+	r = store.Clone(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]entry)
+	}
+	if _, ok := c.m[r.ID]; !ok && len(c.m) >= Size {
+		for id := range c.m {
+			delete(c.m, id)
+			break
+		}
+	}
+	c.m[r.ID] = entry{r, tag}
+}
+
+// Drop forgets id.
+func (c *Cache) Drop(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+// DropOlder forgets id if its cached version is below version: a write
+// made elsewhere was heard of.
+func (c *Cache) DropOlder(id string, version int64) {
+	c.mu.Lock()
+	if e, ok := c.m[id]; ok && e.r.Version < version {
+		delete(c.m, id)
+	}
+	c.mu.Unlock()
+}
+
+// Clear forgets every record.
+func (c *Cache) Clear() {
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
+}
+
+// Len is how many records are cached.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
