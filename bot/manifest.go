@@ -24,7 +24,8 @@ var HTTPEvents = []string{"app_uninstalled", "tokens_revoked"}
 
 // HTTPManifest is Manifest for Slack's HTTP mode: no Socket Mode; Slack
 // POSTs interactivity to baseURL/slack/interactivity and events
-// (HTTPEvents) to baseURL/slack/events. baseURL is the public https URL
+// (HTTPEvents) to baseURL/slack/events; OAuth installs come back to
+// baseURL/slack/oauth_redirect, org-wide ones too (org_deploy_enabled). baseURL is the public https URL
 // of slackask, without a trailing slash.
 func HTTPManifest(name, baseURL string) ([]byte, error) {
 	return json.MarshalIndent(manifest(name, baseURL), "", "  ")
@@ -49,6 +50,13 @@ func manifest(name, baseURL string) map[string]any {
 		interactivity["request_url"] = baseURL + "/slack/interactivity"
 		events["request_url"] = baseURL + "/slack/events"
 		events["bot_events"] = append([]string{"app_home_opened"}, HTTPEvents...)
+		// Apps for many workspaces are installed with OAuth (and, on
+		// Enterprise Grid, may be installed org-wide).
+		settings["org_deploy_enabled"] = true
+	}
+	oauth := map[string]any{"scopes": map[string]any{"bot": Scopes}}
+	if baseURL != "" {
+		oauth["redirect_urls"] = []string{baseURL + "/slack/oauth_redirect"}
 	}
 	return map[string]any{
 		"_metadata": map[string]any{"major_version": 1, "minor_version": 1},
@@ -63,9 +71,7 @@ func manifest(name, baseURL string) map[string]any {
 			// holds the asks DMed to them.
 			"app_home": map[string]any{"home_tab_enabled": true, "messages_tab_enabled": true, "messages_tab_read_only_enabled": false},
 		},
-		"oauth_config": map[string]any{
-			"scopes": map[string]any{"bot": Scopes},
-		},
-		"settings": settings,
+		"oauth_config": oauth,
+		"settings":     settings,
 	}
 }

@@ -149,3 +149,12 @@ func (s *Sealer) Open(blob []byte, ad string) (plain []byte, stale bool, err err
 	}
 	return plain, stale, nil
 }
+
+// SealedKeyID returns the id (hex) of the key a blob was sealed under, ""
+// when it is not a sealed blob.
+func SealedKeyID(blob []byte) string {
+	if len(blob) < headerSize || blob[0] != sealVersion {
+		return ""
+	}
+	return hex.EncodeToString(blob[1:headerSize])
+}

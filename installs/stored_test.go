@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/memory"
 	"github.com/slackask/slackask/store/sqlite"
@@ -72,18 +73,6 @@ func (r *rotator) Refresh(ctx context.Context, refreshToken string) (Token, erro
 	return Token{BotToken: fmt.Sprintf("xoxe.xoxb-1-bot-%d", r.n), RefreshToken: next, ExpiresAt: r.now().Add(12 * time.Hour)}, nil
 }
 
-type clockT struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clockT) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clockT) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func sealer(t *testing.T) *Sealer {
 	t.Helper()
 	s, err := NewSealer(newKey(t), nil)
@@ -136,7 +125,7 @@ func TestStoredLookupFallsBackToTheOrgWideInstall(t *testing.T) {
 // many lookups want it at once; one far from expiry is not refreshed.
 func TestStoredRefreshesOnceInAProcess(t *testing.T) {
 	ctx := t.Context()
-	clk := &clockT{now: t0}
+	clk := clock.NewFake(t0)
 	rot := newRotator(clk.Now, "xoxe-1-refresh-0")
 	st := NewStored(memory.New(), sealer(t), StoredConfig{Refresher: rot, Now: clk.Now})
 	if err := st.Save(ctx, rotating("T1", "", t0.Add(12*time.Hour))); err != nil {
@@ -186,7 +175,7 @@ func TestStoredRefreshAcrossReplicas(t *testing.T) {
 	}{{"LoserRefusedBySlack", true}, {"LoserLosesTheSwap", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			clk := &clockT{now: t0}
+			clk := clock.NewFake(t0)
 			db := memory.New()
 			seal := sealer(t)
 			rot := newRotator(clk.Now, "xoxe-1-refresh-0")
@@ -256,7 +245,7 @@ func (h hookedSwap) SwapInstall(ctx context.Context, r store.InstallRow) (store.
 // shows no token.
 func TestStoredRefreshFailureShowsNoToken(t *testing.T) {
 	ctx := t.Context()
-	clk := &clockT{now: t0}
+	clk := clock.NewFake(t0)
 	rot := newRotator(clk.Now)
 	rot.failing = interaction.Errorf(interaction.SlackError, "oauth.v2.access (refresh): invalid_refresh_token")
 	var logs bytes.Buffer

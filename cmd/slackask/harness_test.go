@@ -130,6 +130,11 @@ func start(t testing.TB, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	h.base = "http://" + ln.Addr().String()
+	if h.cfg.OAuth() {
+		// OAuth installs: Slack's pages are the fake's, the redirect URL
+		// this server's.
+		h.cfg.PublicURL, h.cfg.SlackAuthorizeURL = h.base, fake.URL()+"/oauth/v2/authorize"
+	}
 	if h.cfg.HTTPMode() {
 		// Slack's HTTP mode: the fake POSTs, signed, to the service.
 		fake.UseHTTP(h.base+"/slack/interactivity", h.base+"/slack/events")

@@ -181,8 +181,9 @@ func TestHTTPModeConfig(t *testing.T) {
 }
 
 // TestManifestHTTPMode: `slackask manifest --mode http --url` turns Socket
-// Mode off and points interactivity and events at the URL; a URL that is
-// not https, or none, is refused.
+// Mode off and points interactivity, events and the OAuth redirect at the
+// URL, with org-wide installs allowed; a URL that is not https, or none,
+// is refused.
 func TestManifestHTTPMode(t *testing.T) {
 	var out, errOut strings.Builder
 	if code := run(t.Context(), []string{"manifest", "--mode", "http", "--url", "https://ask.example.com/base/"}, nil, &out, &errOut); code != 0 {
@@ -199,7 +200,11 @@ func TestManifestHTTPMode(t *testing.T) {
 				URL    string   `json:"request_url"`
 				Events []string `json:"bot_events"`
 			} `json:"event_subscriptions"`
+			OrgDeploy bool `json:"org_deploy_enabled"`
 		} `json:"settings"`
+		OAuth struct {
+			RedirectURLs []string `json:"redirect_urls"`
+		} `json:"oauth_config"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
 		t.Fatal(err)
@@ -208,6 +213,9 @@ func TestManifestHTTPMode(t *testing.T) {
 	if s.SocketMode || !s.Interactivity.Enabled || s.Interactivity.URL != "https://ask.example.com/base/slack/interactivity" ||
 		s.Events.URL != "https://ask.example.com/base/slack/events" || !slices.Contains(s.Events.Events, "app_uninstalled") {
 		t.Fatalf("manifest settings: %+v", s)
+	}
+	if !s.OrgDeploy || len(m.OAuth.RedirectURLs) != 1 || m.OAuth.RedirectURLs[0] != "https://ask.example.com/base/slack/oauth_redirect" {
+		t.Fatalf("manifest for OAuth installs: org deploy %v, redirect URLs %v", s.OrgDeploy, m.OAuth.RedirectURLs)
 	}
 	for _, args := range [][]string{{"--mode", "http"}, {"--mode", "http", "--url", "http://ask.example.com"}, {"--mode", "ftp"}, {"--url", "https://x.example"}} {
 		if code := run(t.Context(), append([]string{"manifest"}, args...), nil, &out, &errOut); code != 2 {

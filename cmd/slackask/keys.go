@@ -92,9 +92,16 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // checked; false (said on stderr) when it cannot.
 type keysOpener func() (ks store.KeyStore, closeKeys func(), ok bool)
 
-// openKeys opens the key store of the database dsn; on SQLite without the
-// lock a running serve holds (sqlite.OpenKeys).
-func openKeys(ctx context.Context, dsn string) (store.KeyStore, func(), error) {
+// adminStore is what `slackask keys` and `slackask installs` change beside
+// a running serve: the API keys and the installations.
+type adminStore interface {
+	store.KeyStore
+	store.InstallStore
+}
+
+// openKeys opens the key and installation tables of the database dsn; on
+// SQLite without the lock a running serve holds (sqlite.OpenKeys).
+func openKeys(ctx context.Context, dsn string) (adminStore, func(), error) {
 	if postgres.IsURL(dsn) {
 		st, err := postgres.Open(ctx, dsn)
 		if err != nil {

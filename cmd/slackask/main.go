@@ -6,6 +6,7 @@
 //	slackask manifest   print the Slack app manifest
 //	slackask dev        run against a local Slack emulator with a web page
 //	slackask keys       create, list and revoke scoped API keys
+//	slackask installs   list OAuth installations; rekey them under a new encryption key
 //
 // Configuration comes from the environment; see README.md.
 package main
@@ -35,6 +36,7 @@ commands:
   manifest   print the Slack app manifest to create the app from
   dev        try it without Slack: a local Slack emulator with a web page
   keys       create, list and revoke scoped API keys
+  installs   list OAuth installations; rekey them under a new encryption key
   version    print the version
   help       show this text
 
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdDev(ctx, args[1:], stdout, stderr)
 	case "keys":
 		return cmdKeys(ctx, args[1:], stdout, stderr)
+	case "installs":
+		return cmdInstalls(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

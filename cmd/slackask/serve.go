@@ -173,6 +173,11 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 
 	httpAPI.Mount("GET /metrics", serverTokenOnly(metricsHandler(svc, b, bridge, st, allReady(ready))))
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
+	// OAuth installs for many workspaces (SLACK_CLIENT_ID/SECRET): the
+	// install pages, and the installations in the store.
+	if _, err := mountOAuth(ctx, cfg, st, &http.Client{Transport: transport, Timeout: 30 * time.Second}, httpAPI.MountPublic, log); err != nil {
+		return err
+	}
 	if cfg.HTTPMode() {
 		// Slack's HTTP mode: signed requests, no bearer token.
 		web := &bot.HTTP{Handler: b, SigningSecret: []byte(cfg.SlackSigningSecret), Log: log.With().Str("component", "slack-http").Logger()}

@@ -14,15 +14,7 @@ import (
 	"github.com/slackask/slackask/store/internal/sqlrow"
 )
 
-const installCols = "id, enterprise, team, org_wide, version, sealed, expires_at, updated_at"
-
-func expiresCol(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	n := sqlrow.Nanos(t)
-	return &n
-}
+const installCols = sqlrow.InstallColumns
 
 // SaveInstall implements store.InstallStore.
 func (s *Store) SaveInstall(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
@@ -33,12 +25,12 @@ func (s *Store) SaveInstall(ctx context.Context, r store.InstallRow) (store.Inst
 	if err := s.check(ctx); err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
-	out, err := scanInstall(s.pool.QueryRow(ctx, `INSERT INTO installs (`+installCols+`)
+	out, err := sqlrow.Install(s.pool.QueryRow(ctx, `INSERT INTO installs (`+installCols+`)
 		VALUES ($1, $2, $3, $4, 1, $5, $6, $7)
 		ON CONFLICT (id) DO UPDATE SET enterprise = excluded.enterprise, team = excluded.team, org_wide = excluded.org_wide,
 			version = installs.version + 1, sealed = excluded.sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at
 		RETURNING `+installCols,
-		r.Key, r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt)))
+		r.Key, r.Enterprise, r.Team, r.OrgWide, r.Sealed, sqlrow.ExpiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt)))
 	if err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
@@ -52,7 +44,7 @@ func (s *Store) InstallFor(ctx context.Context, enterprise, team string) (store.
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
 	// Keys are never "", so an id given as "" matches nothing.
-	r, err := scanInstall(s.pool.QueryRow(ctx, "SELECT "+installCols+
+	r, err := sqlrow.Install(s.pool.QueryRow(ctx, "SELECT "+installCols+
 		" FROM installs WHERE (id = $1 AND NOT org_wide) OR (id = $2 AND org_wide) ORDER BY org_wide LIMIT 1", team, enterprise))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNoInstall
@@ -72,9 +64,9 @@ func (s *Store) SwapInstall(ctx context.Context, r store.InstallRow) (store.Inst
 	if err := s.check(ctx); err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
-	out, err := scanInstall(s.pool.QueryRow(ctx, `UPDATE installs SET enterprise = $1, team = $2, org_wide = $3, version = version + 1,
+	out, err := sqlrow.Install(s.pool.QueryRow(ctx, `UPDATE installs SET enterprise = $1, team = $2, org_wide = $3, version = version + 1,
 		sealed = $4, expires_at = $5, updated_at = $6 WHERE id = $7 AND version = $8 RETURNING `+installCols,
-		r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt), r.Key, r.Version))
+		r.Enterprise, r.Team, r.OrgWide, r.Sealed, sqlrow.ExpiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt), r.Key, r.Version))
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Lost, or gone: which one decides what the caller does next.
 		var one int
@@ -151,33 +143,10 @@ func (s *Store) queryInstalls(ctx context.Context, query string, args ...any) ([
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.InstallRow
-	for rows.Next() {
-		r, err := scanInstall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlrow.Installs(rows)
+	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b store.InstallRow) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
-}
-
-func scanInstall(row pgx.Row) (store.InstallRow, error) {
-	var (
-		r       store.InstallRow
-		expires *int64
-		updated int64
-	)
-	if err := row.Scan(&r.Key, &r.Enterprise, &r.Team, &r.OrgWide, &r.Version, &r.Sealed, &expires, &updated); err != nil {
-		return r, err
-	}
-	if expires != nil {
-		r.ExpiresAt = time.Unix(0, *expires).UTC()
-	}
-	r.UpdatedAt = time.Unix(0, updated).UTC()
-	return r, nil
 }

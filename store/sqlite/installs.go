@@ -11,7 +11,7 @@ import (
 	"github.com/slackask/slackask/store/internal/sqlrow"
 )
 
-const selectInstall = "SELECT id, enterprise, team, org_wide, version, sealed, expires_at, updated_at FROM installs "
+const selectInstall = "SELECT " + sqlrow.InstallColumns + " FROM installs "
 
 // installTable is the installs and oauth_nonces tables of one database,
 // reached as keyTable reaches api_keys (the Store, or Keys beside a
@@ -80,14 +80,6 @@ func (k *Keys) UseNonce(ctx context.Context, nonce string, expires time.Time) er
 	return installTable(k.t).useNonce(ctx, nonce, expires)
 }
 
-func expiresCol(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	n := sqlrow.Nanos(t)
-	return &n
-}
-
 func (t installTable) save(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
 	op := fmt.Sprintf("%s save install %q", t.name, r.Key)
 	if err := store.CheckInstall(r); err != nil {
@@ -102,11 +94,11 @@ func (t installTable) save(ctx context.Context, r store.InstallRow) (store.Insta
 			VALUES (?, ?, ?, ?, 1, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET enterprise = excluded.enterprise, team = excluded.team, org_wide = excluded.org_wide,
 				version = installs.version + 1, sealed = excluded.sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
-			r.Key, r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt)); err != nil {
+			r.Key, r.Enterprise, r.Team, r.OrgWide, r.Sealed, sqlrow.ExpiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt)); err != nil {
 			return err
 		}
 		var err error
-		out, err = scanInstall(q.QueryRowContext(ctx, selectInstall+"WHERE id = ?", r.Key))
+		out, err = sqlrow.Install(q.QueryRowContext(ctx, selectInstall+"WHERE id = ?", r.Key))
 		return err
 	})
 	if err != nil {
@@ -121,7 +113,7 @@ func (t installTable) installFor(ctx context.Context, enterprise, team string) (
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
 	// Keys are never "", so an id given as "" matches nothing.
-	r, err := scanInstall(t.r.QueryRowContext(ctx, selectInstall+
+	r, err := sqlrow.Install(t.r.QueryRowContext(ctx, selectInstall+
 		"WHERE (id = ? AND NOT org_wide) OR (id = ? AND org_wide) ORDER BY org_wide LIMIT 1", team, enterprise))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNoInstall
@@ -144,11 +136,11 @@ func (t installTable) swap(ctx context.Context, r store.InstallRow) (store.Insta
 	err := t.write(ctx, func(q querier) error {
 		res, err := q.ExecContext(ctx, `UPDATE installs SET enterprise = ?, team = ?, org_wide = ?, version = version + 1,
 			sealed = ?, expires_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
-			r.Enterprise, r.Team, r.OrgWide, r.Sealed, expiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt), r.Key, r.Version)
+			r.Enterprise, r.Team, r.OrgWide, r.Sealed, sqlrow.ExpiresCol(r.ExpiresAt), sqlrow.Nanos(r.UpdatedAt), r.Key, r.Version)
 		if err != nil {
 			return err
 		}
-		out, err = scanInstall(q.QueryRowContext(ctx, selectInstall+"WHERE id = ?", r.Key))
+		out, err = sqlrow.Install(q.QueryRowContext(ctx, selectInstall+"WHERE id = ?", r.Key))
 		switch n, _ := res.RowsAffected(); {
 		case errors.Is(err, sql.ErrNoRows):
 			return store.ErrNoInstall
@@ -232,29 +224,5 @@ func queryInstalls(ctx context.Context, q querier, query string, args ...any) ([
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.InstallRow
-	for rows.Next() {
-		r, err := scanInstall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-func scanInstall(row scanner) (store.InstallRow, error) {
-	var (
-		r       store.InstallRow
-		expires *int64
-		updated int64
-	)
-	if err := row.Scan(&r.Key, &r.Enterprise, &r.Team, &r.OrgWide, &r.Version, &r.Sealed, &expires, &updated); err != nil {
-		return r, err
-	}
-	if expires != nil {
-		r.ExpiresAt = time.Unix(0, *expires).UTC()
-	}
-	r.UpdatedAt = time.Unix(0, updated).UTC()
-	return r, nil
+	return sqlrow.Installs(rows)
 }

@@ -80,3 +80,47 @@ func Nanos(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
+
+// InstallColumns are the installs table's columns in the order Install
+// scans them.
+const InstallColumns = "id, enterprise, team, org_wide, version, sealed, expires_at, updated_at"
+
+// Install decodes a row of InstallColumns (expires_at NULL: never; times
+// in unix nanoseconds).
+func Install(sc Scanner) (store.InstallRow, error) {
+	var (
+		r       store.InstallRow
+		expires *int64
+		updated int64
+	)
+	if err := sc.Scan(&r.Key, &r.Enterprise, &r.Team, &r.OrgWide, &r.Version, &r.Sealed, &expires, &updated); err != nil {
+		return r, err
+	}
+	if expires != nil {
+		r.ExpiresAt = time.Unix(0, *expires).UTC()
+	}
+	r.UpdatedAt = time.Unix(0, updated).UTC()
+	return r, nil
+}
+
+// Installs decodes every row of rs with Install.
+func Installs(rs Rows) ([]store.InstallRow, error) {
+	var out []store.InstallRow
+	for rs.Next() {
+		r, err := Install(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// ExpiresCol is how an installation's expiry is stored: NULL for never.
+func ExpiresCol(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := Nanos(t)
+	return &n
+}
