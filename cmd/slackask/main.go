@@ -145,6 +145,13 @@ Environment:
 			{"SLACKASK_CALLBACK_URL", "", "default callback URL: the ask resource is POSTed there when an ask ends"},
 			{"SLACKASK_CALLBACK_SECRET", "", "key that signs callbacks (X-Slackask-Signature)"},
 			{"SLACKASK_CALLBACK_ALLOW_PRIVATE", "false", "let callbacks reach loopback, link-local, private and metadata addresses"},
+			{"SLACK_CLIENT_ID", "", "the app's client id: with SLACK_CLIENT_SECRET, turns on OAuth installs (/slack/install)"},
+			{"SLACK_CLIENT_SECRET", "", "the app's client secret (OAuth installs)"},
+			{"SLACKASK_ENCRYPTION_KEY", "", "32 random bytes, base64: seals installations' tokens at rest (required with OAuth)"},
+			{"SLACKASK_ENCRYPTION_KEY_PREVIOUS", "", "the previous key, during a key rotation (see slackask installs rekey)"},
+			{"SLACKASK_PUBLIC_URL", "", "slackask's public URL; its /slack/oauth_redirect is the OAuth redirect URL (required with OAuth)"},
+			{"SLACK_AUTHORIZE_URL", config.DefaultSlackAuthorizeURL, "Slack's OAuth authorize page"},
+			{"SLACKASK_OAUTH_PKCE", "false", "add PKCE (S256) to installs; only for an app whose PKCE setting is on"},
 		}),
 		"mcp": `usage: slackask mcp
 
