@@ -3,7 +3,6 @@ package installs
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
@@ -21,8 +19,6 @@ import (
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/memory"
-	"github.com/slackask/slackask/store/postgres"
-	"github.com/slackask/slackask/store/postgres/pgtest"
 	"github.com/slackask/slackask/store/sqlite"
 )
 
@@ -358,45 +354,5 @@ func TestStoredRekey(t *testing.T) {
 	}
 	if n, _, err := rotated.Rekey(ctx); err != nil || n != 0 {
 		t.Fatalf("second Rekey = %d, %v; want 0", n, err)
-	}
-}
-
-// On PostgreSQL too, the installs table read raw (every column as text)
-// holds no token.
-func TestStoredPostgresRowsHoldNoToken(t *testing.T) {
-	u := pgtest.URL(t)
-	ctx := t.Context()
-	db, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st := NewStored(db, sealer(t), StoredConfig{})
-	in := rotating("T1", "E1", t0.Add(12*time.Hour))
-	in.BotToken, in.RefreshToken = "xoxe.xoxb-1-PGPGPGPGbot", "xoxe-1-PGPGPGPGrefresh"
-	if err := st.Save(ctx, in); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	// The row as text (bytea in hex) and its sealed part's bytes.
-	var (
-		row    string
-		sealed []byte
-	)
-	if err := conn.QueryRow(ctx, "SELECT i::text, i.sealed FROM installs i").Scan(&row, &sealed); err != nil {
-		t.Fatal(err)
-	}
-	raw := row + string(sealed)
-	if !strings.Contains(raw, "T1") {
-		t.Fatalf("the raw row %q does not even name its team", raw)
-	}
-	for _, secret := range []string{in.BotToken, in.RefreshToken, "xoxb-1-", "xoxe-1-"} {
-		if strings.Contains(raw, secret) || strings.Contains(row, hex.EncodeToString([]byte(secret))) {
-			t.Errorf("the raw row holds %q", secret)
-		}
 	}
 }

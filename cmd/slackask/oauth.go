@@ -18,13 +18,14 @@ import (
 // key for every replica sharing the database.
 const oauthStateSecret = "slack-oauth-state"
 
-// mountOAuth, when OAuth installs are configured (SLACK_CLIENT_ID and
-// SLACK_CLIENT_SECRET), builds the store-backed installations and mounts
-// /slack/install and /slack/oauth_redirect with mount. It returns nil
+// openInstalls, when OAuth installs are configured (SLACK_CLIENT_ID and
+// SLACK_CLIENT_SECRET), returns the store-backed installations: the one
+// Source of the process (the bot's, and the install pages'), so that
+// each installation is refreshed once at a time in it. It returns nil
 // without OAuth. Rows sealed under SLACKASK_ENCRYPTION_KEY_PREVIOUS are
 // sealed again under the current key at start (as `slackask installs
 // rekey` does), so a rotation finishes by itself.
-func mountOAuth(ctx context.Context, cfg config.Config, st store.Store, hc *http.Client, mount func(string, http.Handler), log zerolog.Logger) (*installs.Stored, error) {
+func openInstalls(ctx context.Context, cfg config.Config, st store.Store, hc *http.Client, log zerolog.Logger) (*installs.Stored, error) {
 	if !cfg.OAuth() {
 		return nil, nil
 	}
@@ -45,9 +46,18 @@ func mountOAuth(ctx context.Context, cfg config.Config, st store.Store, hc *http
 		l.Info().Int("resealed", n).Int("installations", total).Str("key_id", sealer.KeyID()).
 			Msg("installations sealed under the current key; SLACKASK_ENCRYPTION_KEY_PREVIOUS can be removed once every replica runs with this key")
 	}
+	return stored, nil
+}
+
+// mountOAuth mounts /slack/install and /slack/oauth_redirect with mount,
+// saving installations in stored; nothing when stored is nil (no OAuth).
+func mountOAuth(ctx context.Context, cfg config.Config, st store.Store, stored *installs.Stored, hc *http.Client, mount func(string, http.Handler), log zerolog.Logger) error {
+	if stored == nil {
+		return nil
+	}
 	key, err := st.Secret(ctx, oauthStateSecret)
 	if err != nil {
-		return nil, fmt.Errorf("the OAuth state key: %w", err)
+		return fmt.Errorf("the OAuth state key: %w", err)
 	}
 	h, err := slackoauth.New(slackoauth.Config{
 		ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, Scopes: bot.Scopes,
@@ -55,8 +65,8 @@ func mountOAuth(ctx context.Context, cfg config.Config, st store.Store, hc *http
 		PKCE: cfg.OAuthPKCE, StateKey: key, Nonces: st, Saver: stored, HTTP: hc, Log: log,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h.Mount(mount)
-	return stored, nil
+	return nil
 }

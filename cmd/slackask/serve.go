@@ -22,7 +22,6 @@ import (
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/dsh"
 	"github.com/slackask/slackask/httpapi"
-	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/journal"
 	"github.com/slackask/slackask/internal/workslots"
@@ -94,15 +93,9 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	// With OAuth installs, each workspace's token comes from its
 	// installation in the store (sealed), and the bot routes every call
 	// by it; without, SLACK_BOT_TOKEN speaks for the one workspace.
-	var installations *installs.Stored
-	if cfg.OAuth() {
-		sealer, err := cfg.Sealer()
-		if err != nil {
-			return err
-		}
-		ilog := log.With().Str("component", "installs").Logger()
-		installations = installs.NewStored(st, sealer, installs.StoredConfig{Log: &ilog,
-			Refresher: installs.SlackRefresher{ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL, HTTP: slackHTTP}})
+	installations, err := openInstalls(ctx, cfg, st, slackHTTP, log)
+	if err != nil {
+		return err
 	}
 	// One set of work slots bounds both the payload decoding and the
 	// store work that follows acks, so the Socket Mode reader keeps a
@@ -175,7 +168,7 @@ func serve(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *se
 	httpAPI.Mount("/mcp", mcp.Handler(svc, mcp.Options{Context: ctx, Logger: log.With().Str("component", "mcp").Logger()}))
 	// OAuth installs for many workspaces (SLACK_CLIENT_ID/SECRET): the
 	// install pages, and the installations in the store.
-	if _, err := mountOAuth(ctx, cfg, st, &http.Client{Transport: transport, Timeout: 30 * time.Second}, httpAPI.MountPublic, log); err != nil {
+	if err := mountOAuth(ctx, cfg, st, installations, slackHTTP, httpAPI.MountPublic, log); err != nil {
 		return err
 	}
 	if cfg.HTTPMode() {

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/config"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+)
+
+// The workspaces of TestManyWorkspacesEndToEnd: two plain ones and an
+// Enterprise Grid organization installed org-wide (ask in it as E…).
+const (
+	teamOne, teamTwo   = "T0ONE", "T0TWO"
+	gridOrg, gridTeam  = "E0GRID", "T0GRIDA"
+	chanOne, chanTwo   = "C0ONE", "C0TWO"
+	chanGrid           = "C0GRID"
+	oneAnn, twoBen     = "U0ANN", "U0BEN"
+	gridCat            = "U0CAT"
+	manyServerAPIToken = "server-token-many-workspaces"
+)
+
+// installVia installs the app as a person would: GET /slack/install
+// (redirected to Slack's authorize page with a state and a cookie),
+// approve it in the fake (team, org-wide or not), then follow Slack's
+// redirect back to /slack/oauth_redirect, whose page says it worked.
+func installVia(t *testing.T, h *harness, a slackfake.Approval) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer browser.CloseIdleConnections()
+	resp, err := browser.Get(h.base + "/slack/install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	authorize := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || authorize == "" {
+		t.Fatalf("GET /slack/install: %d, Location %q", resp.StatusCode, authorize)
+	}
+	back, err := h.fake.Approve(authorize, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slack sends the browser to the public URL: the harness's.
+	resp, err = browser.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("install of %+v: %d %s", a, resp.StatusCode, page)
+	}
+}
+
+// TestManyWorkspacesEndToEnd is issue 31's "done when": two workspaces and
+// one Grid organization installed through OAuth in the fake, slackask in
+// HTTP mode; each asked with an API key scoped to it and answered by a
+// person of it, the answer reaching the right ask and the message updated
+// with the right installation's token (a token reaches only its own
+// workspace's channels in the fake); a key asking outside its workspace is
+// 403, another key's ask 404, a workspace without an installation 400;
+// one workspace uninstalled (or the org's token revoked) ends only its
+// asks; no token is ever logged.
+func TestManyWorkspacesEndToEnd(t *testing.T) {
+	t.Run("tokens that last", func(t *testing.T) { manyWorkspaces(t, false) })
+	// Rotating tokens that expire within slackask's refresh margin: every
+	// lookup refreshes its installation's token, so each call after the
+	// first goes out with a token the bot never used before.
+	t.Run("rotating tokens", func(t *testing.T) {
+		manyWorkspaces(t, true, func(h *harness) { h.fakeCfg.TokenRotation, h.fakeCfg.TokenTTL = true, time.Minute })
+	})
+}
+
+func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
+	h := start(t, append([]option{httpMode(), withOAuth(), withConfig(func(c *config.Config) { c.APIToken = manyServerAPIToken })}, opts...)...)
+	ctx := ctxT(t)
+	f := h.fake
+	f.AddTeam(teamOne, "One", "")
+	f.AddTeam(teamTwo, "Two", "")
+	f.AddTeam(gridTeam, "Grid A", gridOrg)
+	f.AddUserIn(teamOne, oneAnn, "ann")
+	f.AddUserIn(teamTwo, twoBen, "ben")
+	f.AddUserIn(gridTeam, gridCat, "cat")
+	f.AddChannelIn(teamOne, chanOne, "one")
+	f.AddChannelIn(teamTwo, chanTwo, "two")
+	f.AddChannelIn(gridTeam, chanGrid, "grid")
+
+	installVia(t, h, slackfake.Approval{Team: teamOne})
+	installVia(t, h, slackfake.Approval{Team: teamTwo})
+	installVia(t, h, slackfake.Approval{Team: gridTeam, OrgWide: true})
+
+	keyOne := strings.TrimSpace(keysCmd(t, h, "create", "--name", "one", "--workspace", teamOne))
+	keyTwo := strings.TrimSpace(keysCmd(t, h, "create", "--name", "two", "--workspace", teamTwo))
+	keyGrid := strings.TrimSpace(keysCmd(t, h, "create", "--name", "grid", "--workspace", gridOrg))
+
+	in := func(ch string, ws string) interaction.AskInput {
+		a := ask1(question("deploy", "Deploy?", "Yes", "No"))
+		a.Channel, a.Workspace = ch, ws
+		return a
+	}
+	type ws struct {
+		name, key, channel, person string
+		ask                        interaction.Ask
+	}
+	spaces := []*ws{
+		{name: teamOne, key: keyOne, channel: chanOne, person: oneAnn},
+		{name: teamTwo, key: keyTwo, channel: chanTwo, person: twoBen},
+		{name: gridOrg, key: keyGrid, channel: chanGrid, person: gridCat},
+	}
+	for _, s := range spaces {
+		// The key's one workspace is the ask's: it names none.
+		if code := h.doAs(s.key, "POST", "/v1/asks", in(s.channel, ""), &s.ask); code != 201 || s.ask.TS == "" {
+			t.Fatalf("%s: create %d %+v", s.name, code, s.ask)
+		}
+	}
+
+	// Outside the key's scope, and another key's ask.
+	var e struct{ Error *interaction.Error }
+	if code := h.doAs(keyOne, "POST", "/v1/asks", in(chanTwo, teamTwo), &e); code != 403 || e.Error.Code != interaction.Forbidden {
+		t.Errorf("key of %s asking in %s: %d %+v, want 403 FORBIDDEN", teamOne, teamTwo, code, e.Error)
+	}
+	if code := h.doAs(keyTwo, "GET", "/v1/asks/"+spaces[0].ask.ID, nil, nil); code != 404 {
+		t.Errorf("key of %s reading an ask of %s's key: %d, want 404", teamTwo, teamOne, code)
+	}
+	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanOne, "T0NOTHERE"), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
+		t.Errorf("ask in a workspace without an installation: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
+	}
+	// The team of the org that has no install of its own is reached
+	// through the org's: named by the organization, not the team.
+	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanGrid, gridTeam), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
+		t.Errorf("ask naming the Grid team rather than its org: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
+	}
+
+	// Each is answered by a person of its workspace, over HTTP mode.
+	for _, s := range spaces {
+		if _, err := f.Person(s.person).Select(ctx, s.channel, s.ask.TS, control(0, "select"), "Yes"); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		var got interaction.Ask
+		if code := h.doAs(s.key, "GET", "/v1/asks/"+s.ask.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAnswered ||
+			got.AnsweredBy == nil || got.AnsweredBy.ID != s.person {
+			t.Fatalf("%s: %d %s by %+v", s.name, code, got.Status, got.AnsweredBy)
+		}
+		h.waitMessage(s.ask, s.name+"'s message answered", func(m slackfake.Message) bool {
+			return strings.Contains(blocksText(m), "Answered by <@"+s.person+">")
+		})
+	}
+	refreshed := 0
+	for _, c := range f.Calls() {
+		if c.Error != "" {
+			t.Errorf("%s (%s) answered %s: a call went out with another workspace's (or an old) token", c.Method, c.Params["channel"], c.Error)
+		}
+		if c.Method == "oauth.v2.access" && c.Params["grant_type"] == "refresh_token" {
+			refreshed++
+		}
+	}
+	if rotating != (refreshed > 0) {
+		t.Errorf("%d tokens refreshed (rotating: %v)", refreshed, rotating)
+	}
+
+	// Two uninstalls the app: its pending ask ends aborted, the others'
+	// carry on.
+	var pendingTwo, pendingOne interaction.Ask
+	if code := h.doAs(keyTwo, "POST", "/v1/asks", in(chanTwo, ""), &pendingTwo); code != 201 {
+		t.Fatalf("create in %s: %d", teamTwo, code)
+	}
+	if code := h.doAs(keyOne, "POST", "/v1/asks", in(chanOne, ""), &pendingOne); code != 201 {
+		t.Fatalf("create in %s: %d", teamOne, code)
+	}
+	if _, err := f.Uninstall(ctx, "", teamTwo); err != nil {
+		t.Fatal(err)
+	}
+	var got interaction.Ask
+	if code := h.doAs(keyTwo, "GET", "/v1/asks/"+pendingTwo.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
+		got.Error == nil || !strings.Contains(got.Error.Message, "uninstalled") {
+		t.Fatalf("%s's ask after the uninstall: %d %s %+v", teamTwo, code, got.Status, got.Error)
+	}
+	if code := h.doAs(keyTwo, "POST", "/v1/asks", in(chanTwo, ""), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
+		t.Errorf("ask in the uninstalled workspace: %d %+v, want 400", code, e.Error)
+	}
+	if _, err := f.Person(oneAnn).Select(ctx, chanOne, pendingOne.TS, control(0, "select"), "No"); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.doAs(keyOne, "GET", "/v1/asks/"+pendingOne.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAnswered {
+		t.Fatalf("%s after %s left: %d %s", teamOne, teamTwo, code, got.Status)
+	}
+	// The Grid organization revokes the org-wide install's token: its ask
+	// ends too, whichever team of the org it was in.
+	var pendingGrid interaction.Ask
+	if code := h.doAs(keyGrid, "POST", "/v1/asks", in(chanGrid, ""), &pendingGrid); code != 201 {
+		t.Fatalf("create in %s: %d", gridOrg, code)
+	}
+	if _, err := f.RevokeTokens(ctx, gridOrg, ""); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.doAs(keyGrid, "GET", "/v1/asks/"+pendingGrid.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
+		got.Error == nil || !strings.Contains(got.Error.Message, "revoked") {
+		t.Fatalf("%s's ask after tokens_revoked: %d %s %+v", gridOrg, code, got.Status, got.Error)
+	}
+	if tok := regexp.MustCompile(`xox[a-z][.-][0-9A-Za-z]+`).FindString(h.logs.String()); tok != "" {
+		t.Errorf("a token in the log: %.12s…", tok)
+	}
+}
