@@ -139,3 +139,39 @@ func TestInstallsRekey(t *testing.T) {
 		t.Fatalf("a short key: %d %s", code, stderr)
 	}
 }
+
+// TestServeRekeysAtStart: started with a new SLACKASK_ENCRYPTION_KEY and
+// the old one in SLACKASK_ENCRYPTION_KEY_PREVIOUS, serve seals every
+// installation again under the new key, so the old key can go.
+func TestServeRekeysAtStart(t *testing.T) {
+	ctx := ctxT(t)
+	db := filepath.Join(t.TempDir(), "slackask.db")
+	oldKey := bytes.Repeat([]byte{7}, 32)
+	keys, err := sqlite.OpenKeys(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSealer, _ := installs.NewSealer(oldKey, nil)
+	if err := installs.NewStored(keys, oldSealer, installs.StoredConfig{}).Save(ctx, installs.Installation{Team: "T9", BotToken: "xoxb-old-sealed"}); err != nil {
+		t.Fatal(err)
+	}
+	keys.Close()
+	h := start(t, httpMode(), withOAuth(), withConfig(func(c *config.Config) {
+		c.Database, c.EncryptionKeyPrevious = db, base64.StdEncoding.EncodeToString(oldKey)
+	}))
+	keys, err = sqlite.OpenKeys(ctx, h.cfg.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	newOnly := h.cfg
+	newOnly.EncryptionKeyPrevious = ""
+	sealer, err := newOnly.Sealer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := installs.NewStored(keys, sealer, installs.StoredConfig{}).Lookup(ctx, "", "T9")
+	if err != nil || in.BotToken != "xoxb-old-sealed" {
+		t.Fatalf("after serve started: %v; want the installation open under the new key alone", err)
+	}
+}
