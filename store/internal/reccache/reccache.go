@@ -4,13 +4,14 @@
 package reccache
 
 import (
+	"cmp"
 	"sync"
 
 	"github.com/slackask/slackask/store"
 )
 
-// Size bounds the records a Cache keeps: enough for the asks people are
-// answering at the same moment. Most pending asks are not being clicked,
+// Size bounds the records a Cache keeps unless its Max says otherwise:
+// enough for the asks people are answering at the same moment. Most pending asks are not being clicked,
 // and a larger cache would hold their records in the heap for nothing
 // (BENCHMARKS.md, "Pieces"; the measurements: commit 478fefb).
 const Size = 128
@@ -22,6 +23,9 @@ const Size = 128
 // copies. When full, Put forgets an arbitrary record. The zero value is
 // empty and ready; it is safe for concurrent use.
 type Cache struct {
+	// Max bounds the records kept; 0 is Size. Set it before first use.
+	Max int
+
 	mu sync.Mutex
 	m  map[string]entry
 }
@@ -50,7 +54,7 @@ func (c *Cache) Put(r store.Record, tag string) {
 	if c.m == nil {
 		c.m = make(map[string]entry)
 	}
-	if _, ok := c.m[r.ID]; !ok && len(c.m) >= Size {
+	if _, ok := c.m[r.ID]; !ok && len(c.m) >= cmp.Or(c.Max, Size) {
 		for id := range c.m {
 			delete(c.m, id)
 			break
