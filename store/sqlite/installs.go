@@ -13,6 +13,11 @@ import (
 
 const selectInstall = "SELECT " + sqlrow.InstallColumns + " FROM installs "
 
+// installForWhere picks the team's own row (first argument), else the
+// org-wide one of the enterprise (second). Keys are never "", so an id
+// given as "" matches nothing.
+const installForWhere = "WHERE (id = ? AND NOT org_wide) OR (id = ? AND org_wide) ORDER BY org_wide LIMIT 1"
+
 // installTable is the installs and oauth_nonces tables of one database,
 // reached as keyTable reaches api_keys (the Store, or Keys beside a
 // running serve).
@@ -112,9 +117,13 @@ func (t installTable) installFor(ctx context.Context, enterprise, team string) (
 	if err := t.check(ctx); err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
-	// Keys are never "", so an id given as "" matches nothing.
-	r, err := sqlrow.Install(t.r.QueryRowContext(ctx, selectInstall+
-		"WHERE (id = ? AND NOT org_wide) OR (id = ? AND org_wide) ORDER BY org_wide LIMIT 1", team, enterprise))
+	var row *sql.Row
+	if t.installForStmt != nil {
+		row = t.installForStmt.QueryRowContext(ctx, team, enterprise)
+	} else {
+		row = t.r.QueryRowContext(ctx, selectInstall+installForWhere, team, enterprise)
+	}
+	r, err := sqlrow.Install(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNoInstall
 	}

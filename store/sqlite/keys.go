@@ -32,10 +32,13 @@ type keyTable struct {
 	check func(ctx context.Context) error
 	r     *sql.DB
 	write func(ctx context.Context, fn func(q querier) error) error
+	// installForStmt is the prepared InstallFor query on r, nil to parse it
+	// each time (Keys, for the CLI)
+	installForStmt *sql.Stmt
 }
 
 func (s *Store) keys() keyTable {
-	return keyTable{name: "sqlite", check: s.check, r: s.r, write: func(ctx context.Context, fn func(q querier) error) error {
+	return keyTable{name: "sqlite", check: s.check, r: s.r, installForStmt: s.st.rInstallFor, write: func(ctx context.Context, fn func(q querier) error) error {
 		return s.write(ctx, func() error { return fn(s.w) })
 	}}
 }

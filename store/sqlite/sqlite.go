@@ -157,6 +157,7 @@ type statements struct {
 	wBegin, wCommit, wRollback                                                         *sql.Stmt
 	wEvent, wDeleteEvents, wPruneEvents                                                *sql.Stmt
 	rByID, rPending, rSecret, rEvents, rFeed                                           *sql.Stmt
+	rInstallFor                                                                        *sql.Stmt // installs.go: each Web API call of OAuth installs reads it
 }
 
 const (
@@ -204,14 +205,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		wSecretInsert: prep(s.w, "INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING"),
 		wSecret:       prep(s.w, selectSecret),
 		// The write transaction (write).
-		wBegin:    prep(s.w, "BEGIN IMMEDIATE"),
-		wCommit:   prep(s.w, "COMMIT"),
-		wRollback: prep(s.w, "ROLLBACK"),
-		rByID:     prep(s.r, selectRecord+"WHERE id = ?"),
-		rPending:  prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
-		rSecret:   prep(s.r, selectSecret),
-		rEvents:   prep(s.r, selectEvent+"WHERE ask_id = ? ORDER BY seq"),
-		rFeed:     prep(s.r, selectEvent+"WHERE seq > ? ORDER BY seq LIMIT ?"),
+		wBegin:      prep(s.w, "BEGIN IMMEDIATE"),
+		wCommit:     prep(s.w, "COMMIT"),
+		wRollback:   prep(s.w, "ROLLBACK"),
+		rByID:       prep(s.r, selectRecord+"WHERE id = ?"),
+		rPending:    prep(s.r, selectRecord+"WHERE status = 'pending' ORDER BY created_at, id"),
+		rSecret:     prep(s.r, selectSecret),
+		rEvents:     prep(s.r, selectEvent+"WHERE ask_id = ? ORDER BY seq"),
+		rFeed:       prep(s.r, selectEvent+"WHERE seq > ? ORDER BY seq LIMIT ?"),
+		rInstallFor: prep(s.r, selectInstall+installForWhere),
 	}
 	return errors.Join(errs...)
 }
@@ -222,7 +224,7 @@ func (st *statements) close() {
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
 		st.wBegin, st.wCommit, st.wRollback,
 		st.wEvent, st.wDeleteEvents, st.wPruneEvents,
-		st.rByID, st.rPending, st.rSecret, st.rEvents, st.rFeed,
+		st.rByID, st.rPending, st.rSecret, st.rEvents, st.rFeed, st.rInstallFor,
 	} {
 		if s != nil {
 			_ = s.Close()
