@@ -21,12 +21,11 @@ type done struct {
 }
 
 func donePage(in installs.Installation, name string) page {
-	d := &done{Name: name, ID: in.Key(), OrgWide: in.OrgWide, Workspace: in.Team}
+	// An ask (and a key's scope) names the installation: the team, or
+	// the organization for an org-wide install.
+	d := &done{Name: name, ID: in.Key(), OrgWide: in.OrgWide, Workspace: in.Key()}
 	if d.Name == "" {
 		d.Name = d.ID
-	}
-	if in.OrgWide {
-		d.Workspace = "T…"
 	}
 	return page{Title: "slackask is installed", Done: d}
 }
@@ -48,10 +47,8 @@ code,pre{background:#f4f4f4;border-radius:4px;padding:.1rem .3rem}pre{padding:.6
 <li><p><strong>Invite the bot</strong> to each channel it should ask in: in the channel, type <code>/invite @slackask</code>. Direct messages need no invitation.</p></li>
 <li><p><strong>Create an API key</strong> for the programs that will ask here, scoped to this workspace, on the machine that runs slackask:</p>
 <pre>slackask keys create --name NAME --workspace {{.Workspace}}</pre>
-{{if .OrgWide}}<p>Use the id (<code>T…</code>) of the organization's workspace the key may ask in; one key per workspace keeps callers apart.</p>
-{{else}}<p>The key is printed once; give it to the program as its bearer token. Add <code>--channels</code> or <code>--responders</code> to narrow it further.</p>
-{{end}}</li>
-<li><p><strong>Ask</strong>: <code>POST /v1/asks</code> with that key, naming a channel the bot is in (see the README, "Ask a question").</p></li>
+<p>The key is printed once; give it to the program as its bearer token. Add <code>--channels</code> or <code>--responders</code> to narrow it further.</p></li>
+<li><p><strong>Ask</strong>: <code>POST /v1/asks</code> with that key, naming a channel the bot is in{{if .OrgWide}} (its asks go to <code>"workspace": "{{.Workspace}}"</code>, the organization){{end}} (see the README, "Ask a question").</p></li>
 </ol>
 {{end}}</body></html>
 `
