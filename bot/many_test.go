@@ -301,3 +301,28 @@ func pick(q, opt int) slackfake.Finder {
 		return strings.HasSuffix(actionID, fmt.Sprintf(".%d.select.%d", q, opt))
 	}
 }
+
+// An act names the installation it came through, as asks are stamped: an
+// org-wide install's payload (which may carry no team) its enterprise, any
+// other its team; the payload's ids are read from Slack's shapes.
+func TestPayloadKey(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`{"type":"block_actions","team":{"id":"T1"},"user":{"id":"U1"}}`, "T1"},
+		{`{"type":"block_actions","team":{"id":"T1"},"enterprise":{"id":"E1"},"is_enterprise_install":false,"user":{"id":"U1"}}`, "T1"},
+		{`{"type":"block_actions","team":{"id":"T1"},"enterprise":{"id":"E1"},"is_enterprise_install":true,"user":{"id":"U1"}}`, "E1"},
+		{`{"type":"block_actions","team":null,"enterprise":{"id":"E1"},"is_enterprise_install":true,"user":{"id":"U1"}}`, "E1"},
+		{`{"type":"block_actions","team":null,"enterprise":{"id":"E1"},"user":{"id":"U1"}}`, "E1"},
+	} {
+		cb, err := decodeCallback([]byte(c.raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actOf(cb, "a1", 1, false).Workspace; got != c.want {
+			t.Errorf("%s: act from %q, want %q", c.raw, got, c.want)
+		}
+	}
+	ev := EventCallback{Team: "T1", Enterprise: "E1", OrgWide: true}
+	if ev.key() != "E1" {
+		t.Errorf("org-wide event's key %q", ev.key())
+	}
+}

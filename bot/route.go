@@ -199,10 +199,11 @@ func (b *Bot) Workspace(ctx context.Context, ws string) (string, string, error) 
 }
 
 // payloadKey is the installation key a payload or event comes through:
-// its enterprise for an org-wide install, else its team (as asks are
-// stamped, so that an act is matched with its ask's workspace).
+// its enterprise for an org-wide install (whose payloads may name no
+// team), else its team (as asks are stamped, so that an act is matched
+// with its ask's workspace).
 func payloadKey(enterprise, team string, orgWide bool) string {
-	if orgWide && enterprise != "" {
+	if (orgWide || team == "") && enterprise != "" {
 		return enterprise
 	}
 	return team
