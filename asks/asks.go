@@ -164,6 +164,9 @@ func (s *Service) run(ctx context.Context) {
 	}
 	stop := s.watchEnds()
 	defer stop()
+	// Marks from here on start their updates at once (before recovery
+	// ends, so before any act a test makes once it has).
+	s.syncer.start(ctx)
 	var bg sync.WaitGroup
 	bg.Go(func() { s.syncer.run(ctx) })
 	bg.Go(func() { s.sched.run(ctx) })

@@ -217,19 +217,24 @@ func TestWaitersWakeOnAnotherReplicasEnd(t *testing.T) {
 }
 
 // heldSurface holds its first Update until released, as a slow chat.update
-// from one replica.
+// from one replica. With fail set, that update then fails with it and
+// draws nothing (landed is not closed).
 type heldSurface struct {
 	*surface
 	held    atomic.Bool
 	entered chan struct{}
 	release chan struct{}
 	landed  chan struct{}
+	fail    error
 }
 
 func (h *heldSurface) Update(ctx context.Context, rec Record) error {
 	if h.held.CompareAndSwap(false, true) {
 		close(h.entered)
 		<-h.release
+		if h.fail != nil {
+			return h.fail
+		}
 		defer close(h.landed)
 	}
 	return h.surface.Update(ctx, rec)

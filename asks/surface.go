@@ -30,7 +30,11 @@ type Surface interface {
 	// conversation, thread, or the direct conversation with rec.User) and
 	// says where it landed (Ref set).
 	Post(ctx context.Context, rec Record) (Posted, error)
-	// Update makes the posted main message of rec show rec.
+	// Update makes the posted main message of rec show rec. A rate
+	// limit is *RateLimited, and the surface does not send rec again
+	// after the pause: by then another replica may have drawn a newer
+	// state of the ask, which rec would draw over; the lifecycle waits
+	// and renders the record as it then stands.
 	Update(ctx context.Context, rec Record) error
 	// Remind posts rec's reminder in its thread, addressed to whoever may
 	// answer it.
@@ -44,7 +48,8 @@ type Surface interface {
 	// Errors as for Post (RateLimited,
 	// ErrOutcomeUnknown, else a definite refusal).
 	PostCopy(ctx context.Context, rec Record, c Copy) (Posted, error)
-	// UpdateCopy makes the posted copy c (c.Ref) show rec.
+	// UpdateCopy makes the posted copy c (c.Ref) show rec. Errors as
+	// Update's.
 	UpdateCopy(ctx context.Context, rec Record, c Copy) error
 	// FindCopy looks for a copy c of rec posted since rec was created (a
 	// post that landed before a crash kept its reference from the record)
@@ -113,10 +118,12 @@ type Posted struct {
 // definite refusal: nothing was posted.
 var ErrOutcomeUnknown = errors.New("the post's outcome is unknown")
 
-// RateLimited is a Post error: the surface refused the post for its rate
-// limit (nothing was posted) and the conversation takes posts again after
-// RetryAfter. A rate limit never fails an ask: the lifecycle queues it
-// (Ask.Posting "queued") and posts it when the conversation's turn comes.
+// RateLimited is a Post, PostCopy, Update or UpdateCopy error: the surface
+// refused the call for its rate limit (nothing was posted or drawn) and
+// takes it again after RetryAfter. A rate limit never fails an ask: the
+// lifecycle queues a post (Ask.Posting "queued") and posts it when the
+// conversation's turn comes, and renders an update again after the pause
+// from the record as it then stands.
 type RateLimited struct {
 	RetryAfter time.Duration
 }

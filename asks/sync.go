@@ -11,14 +11,16 @@ import (
 )
 
 // syncer brings posted messages in step with their records. It is handed
-// the record of each change as stored (mark), so it reads nothing before
-// rendering. Marks of one ask coalesce: however many changes arrive while
-// an update is in flight, one more update follows it, rendering the newest
-// record marked.
+// the record of each change as stored (mark), and renders it at once
+// without reading it again: a read would be no fresher. Marks of one ask
+// coalesce: however many changes arrive while an update is in flight, one
+// more update follows it, rendering the newest record as it then stands
+// (read again: the mark waited, and another replica may have changed the
+// ask meanwhile, even ended it and drawn it ended).
 type syncer struct {
 	s       *Service
 	mu      sync.Mutex
-	ctx     context.Context // set by run; nil before
+	ctx     context.Context // set by start; nil before
 	stopped bool            // set by run once ctx ended: no new updates
 	// inflight holds the asks whose update loop runs, each with the
 	// Version of the record it is rendering (0 before it takes one): a
@@ -42,18 +44,20 @@ func newSyncer(s *Service) *syncer {
 	return &syncer{s: s, inflight: map[string]int64{}, latest: map[string]Record{}, settled: map[string]int64{}}
 }
 
-// run lets marks start updates until ctx ends, then waits for them.
-func (y *syncer) run(ctx context.Context) {
+// start lets marks start updates until ctx ends, and starts those of the
+// marks made before (they waited: their records are read again).
+func (y *syncer) start(ctx context.Context) {
 	y.mu.Lock()
+	defer y.mu.Unlock()
 	y.ctx = ctx
-	var queued []string
 	for id := range y.latest {
-		queued = append(queued, id)
+		y.startLocked(id, false)
 	}
-	for _, id := range queued {
-		y.startLocked(id)
-	}
-	y.mu.Unlock()
+}
+
+// run waits for ctx to end (start was called with it), then for the
+// updates in flight.
+func (y *syncer) run(ctx context.Context) {
 	<-ctx.Done()
 	y.mu.Lock()
 	y.stopped = true
@@ -83,19 +87,27 @@ func (y *syncer) mark(rec Record) {
 	if y.ctx == nil || running {
 		return // started by run, or by the update in flight when it ends
 	}
-	y.startLocked(rec.ID)
+	y.startLocked(rec.ID, true)
 }
 
-func (y *syncer) startLocked(id string) {
+// startLocked starts the update loop of id; fresh says that its first
+// record was marked just now (see loop).
+func (y *syncer) startLocked(id string, fresh bool) {
 	if y.stopped || y.ctx.Err() != nil {
 		return // stopping: the record stays unsynced and is updated at the next start
 	}
 	y.inflight[id] = 0
 	ctx := y.ctx
-	y.wg.Go(func() { y.loop(ctx, id) })
+	y.wg.Go(func() { y.loop(ctx, id, fresh) })
 }
 
-func (y *syncer) loop(ctx context.Context, id string) {
+// loop renders the records marked for id until none is left. The first
+// record, when fresh, is rendered as it was marked: it was stored by this
+// process just before. Every later one was marked while an update was in
+// flight and has waited for it (seconds, when Slack is slow or failing):
+// it is read again and rendered as it stands, or dropped when another
+// process brought the message in step meanwhile.
+func (y *syncer) loop(ctx context.Context, id string, fresh bool) {
 	// rendered is the Version of the newest record whose rendering landed
 	// and was checked against the store (syncMessage): a record marked
 	// meanwhile that is no newer is in step already. (An update that
@@ -123,6 +135,23 @@ func (y *syncer) loop(ctx context.Context, id string) {
 		}
 		y.inflight[id] = rec.Version
 		y.mu.Unlock()
+		if !fresh {
+			cur, err := y.s.store.Get(ctx, id)
+			switch {
+			case isNotFound(err):
+				continue
+			case err != nil:
+				// Left unsynced in the store: the dispatcher renders it
+				// once it can read it.
+				if ctx.Err() == nil {
+					y.s.log.Warn().Err(err).Str("ask", id).Msg("message update: could not read the ask again; retrying later")
+				}
+				continue
+			}
+			rec = cur
+			y.renderingNow(rec)
+		}
+		fresh = false
 		if y.syncWithRetry(ctx, rec) {
 			// Settled: the last rendering landed and its check was not
 			// held (a held one must be rendered again after the hold).
@@ -166,42 +195,41 @@ func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
 // have one in flight is held (dispatcher.held), unsynced until no such
 // update can land.
 //
+// A rendering the surface refused for its rate limit is never sent again
+// as it was: after the pause the record is read again and rendered as it
+// stands (afterRateLimit).
+//
 // settled reports that the last rendering sent was checked and not held:
 // the record was in step with it (or had moved on and was rendered in turn).
 func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, err error) {
+	from, waits := -1, 0 // the view to draw first (drawViews); pauses waited out
 	for {
 		if !rec.Posted() || rec.Synced {
 			return false, nil
 		}
-		if !rec.MessageGone {
-			err := s.surface.Update(ctx, rec)
-			switch {
-			case errors.Is(err, ErrMessageGone):
-				if err := s.messageGone(ctx, rec, err); err != nil {
-					return false, err
-				}
-				rec.MessageGone = true
-			case err != nil:
+		at, err := s.drawViews(ctx, &rec, from)
+		var rl *RateLimited
+		if errors.As(err, &rl) && waits < maxUpdateWaits {
+			waits++
+			cur, err := s.afterRateLimit(ctx, rec.ID, rl.RetryAfter)
+			if isNotFound(err) {
+				return false, nil
+			}
+			if err != nil {
 				return false, err
-			default:
-				s.stats.updates.Add(1)
 			}
+			from = -1
+			if cur.Rev == rec.Rev {
+				from = at // the views before it show this revision already
+			}
+			rec = cur
+			s.syncer.renderingNow(rec)
+			continue
 		}
-		for _, c := range rec.Copies {
-			if c.Ref == "" {
-				continue
-			}
-			err := s.surface.UpdateCopy(ctx, rec, c)
-			switch {
-			case errors.Is(err, ErrMessageGone):
-				// One copy gone leaves the others and the ask as they are.
-				s.log.Info().Err(err).Str("ask", rec.ID).Str("copy", c.Ref).Msg("a copy of the ask's message is gone; not updating it")
-			case err != nil:
-				return false, err
-			default:
-				s.stats.updates.Add(1)
-			}
+		if err != nil {
+			return false, err
 		}
+		from = -1
 		held := s.sched.holding(rec.ID)
 		var newer *Record
 		_, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
@@ -234,6 +262,63 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, er
 		rec = *newer
 		s.syncer.renderingNow(rec)
 	}
+}
+
+// maxUpdateWaits bounds the rate-limit pauses one syncMessage waits out
+// before it leaves the record to the dispatcher's retry with backoff.
+const maxUpdateWaits = 20
+
+// drawViews makes the views of *rec show it: the main message, then each
+// posted copy, starting at from (-1: the main message; else that copy).
+// On an error it returns the view that failed (-1 or a copy's index).
+func (s *Service) drawViews(ctx context.Context, rec *Record, from int) (int, error) {
+	if from < 0 && !rec.MessageGone {
+		err := s.surface.Update(ctx, *rec)
+		switch {
+		case errors.Is(err, ErrMessageGone):
+			if err := s.messageGone(ctx, *rec, err); err != nil {
+				return -1, err
+			}
+			rec.MessageGone = true
+		case err != nil:
+			return -1, err
+		default:
+			s.stats.updates.Add(1)
+		}
+	}
+	for i := max(from, 0); i < len(rec.Copies); i++ {
+		c := rec.Copies[i]
+		if c.Ref == "" {
+			continue
+		}
+		err := s.surface.UpdateCopy(ctx, *rec, c)
+		switch {
+		case errors.Is(err, ErrMessageGone):
+			// One copy gone leaves the others and the ask as they are.
+			s.log.Info().Err(err).Str("ask", rec.ID).Str("copy", c.Ref).Msg("a copy of the ask's message is gone; not updating it")
+		case err != nil:
+			return i, err
+		default:
+			s.stats.updates.Add(1)
+		}
+	}
+	return 0, nil
+}
+
+// afterRateLimit waits out a pause the surface asked for and reads the
+// record of id again. The rendering the surface refused is not sent as it
+// was: during the pause another replica may have changed the ask (ended
+// it, and drawn it ended), and it would draw the older state over that.
+// (Chaos runs on replicas saw exactly this while Slack's 429 was waited
+// out inside the Slack adapter with the rendering in hand.)
+func (s *Service) afterRateLimit(ctx context.Context, id string, pause time.Duration) (Record, error) {
+	s.log.Info().Str("ask", id).Dur("retry_after", pause).Msg("message update rate limited; rendering the record as it stands after the pause")
+	select {
+	case <-s.clock.After(pause):
+	case <-ctx.Done():
+		return Record{}, ctx.Err()
+	}
+	return s.store.Get(ctx, id)
 }
 
 // messageGone records that Slack said the message of rec is gone, so that

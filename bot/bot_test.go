@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,11 @@ type rig struct {
 	// envelopes (nil: none) and replay these entries at start.
 	journal *journal.Journal
 	replay  []journal.Entry
+	// apiURL, when set, is the Web API URL of the bots it starts (a
+	// proxy in front of the fake); askStore, when set, wraps the store
+	// their lifecycle uses.
+	apiURL   string
+	askStore func(store.Store) store.Store
 }
 
 func newRig(t *testing.T) *rig {
@@ -68,7 +74,7 @@ func (r *running) Ready(ctx context.Context) error { return r.bot.Ready(ctx) }
 // that shows its asks through it.
 func (r *rig) wire() *running {
 	r.t.Helper()
-	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(r.fake.APIURL()))
+	api := slack.New("xoxb-fake", slack.OptionAppLevelToken("xapp-fake"), slack.OptionAPIURL(cmp.Or(r.apiURL, r.fake.APIURL())))
 	cfg := Config{API: api, Secrets: r.store, Clock: r.clock, Logger: zerolog.Nop(), Connections: r.conns,
 		Journal: r.journal, Replay: r.replay}
 	if r.relay {
@@ -78,7 +84,11 @@ func (r *rig) wire() *running {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	svc, err := asks.New(asks.Config{Store: r.store, Surface: b, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
+	st := r.store
+	if r.askStore != nil {
+		st = r.askStore(st)
+	}
+	svc, err := asks.New(asks.Config{Store: st, Surface: b, DefaultChannel: chanID, Clock: r.clock, Logger: zerolog.Nop()})
 	if err != nil {
 		r.t.Fatal(err)
 	}

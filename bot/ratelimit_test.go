@@ -2,6 +2,11 @@ package bot
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +14,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
+
+	"github.com/slackask/slackask/asks"
+	"github.com/slackask/slackask/blocks"
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
+	"github.com/slackask/slackask/store"
 )
 
 // limiter lets one call through per interval and answers the others like
@@ -146,5 +157,134 @@ func TestCallPostTurnsArePerWorkspace(t *testing.T) {
 	cancel()
 	if err := <-waiting; err == nil {
 		t.Error("the busy workspace's post waiting out an hour succeeded")
+	}
+}
+
+// updateProxy stands between one replica and the fake: it holds the first
+// chat.update until released and then answers it as Slack's 429 with a
+// Retry-After of one second (nothing drawn); every other call passes on.
+type updateProxy struct {
+	srv      *httptest.Server
+	first    atomic.Bool
+	entered  chan struct{} // the first chat.update reached the proxy
+	release  chan struct{} // answer it (429)
+	answered chan struct{} // the 429 was sent
+	later    atomic.Int64  // chat.updates passed on (and answered) since
+}
+
+func newUpdateProxy(t *testing.T, fake *slackfake.Server) *updateProxy {
+	t.Helper()
+	target, err := url.Parse(fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &updateProxy{entered: make(chan struct{}), release: make(chan struct{}), answered: make(chan struct{})}
+	pass := httputil.NewSingleHostReverseProxy(target)
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !strings.HasSuffix(req.URL.Path, "/chat.update") {
+			pass.ServeHTTP(w, req)
+			return
+		}
+		if p.first.CompareAndSwap(false, true) {
+			close(p.entered)
+			<-p.release
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"ok":false,"error":"ratelimited"}`))
+			close(p.answered)
+			return
+		}
+		pass.ServeHTTP(w, req)
+		p.later.Add(1)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// readSignal is a store that notes each Get of one ask once armed.
+type readSignal struct {
+	store.Store
+	id    string
+	armed atomic.Bool
+	reads atomic.Int64
+}
+
+func (s *readSignal) Get(ctx context.Context, id string) (store.Record, error) {
+	if id == s.id && s.armed.Load() {
+		s.reads.Add(1)
+	}
+	return s.Store.Get(ctx, id)
+}
+
+// A replica whose chat.update Slack answers with a 429 never sends that
+// rendering again once the Retry-After has passed: another replica may
+// have ended the ask meanwhile and drawn it ended, and the old rendering
+// would draw it live again. Here the end is drawn while replica A's
+// update is on its way; A's update is refused; after the pause A reads
+// the record again and finds it ended and in step. (Before, the adapter
+// waited out the 429 itself and sent the live rendering a second after
+// the end was drawn, as the PostgreSQL chaos runs saw: seeds
+// 1796434468805468200, 1796432839652832371.)
+func TestRateLimitedUpdateDoesNotDrawAnEndedAskLive(t *testing.T) {
+	r := newRig(t)
+	b, _ := r.start()
+	ctx := r.ctx()
+	ask, err := b.Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newUpdateProxy(t, r.fake)
+	reads := &readSignal{id: ask.ID}
+	r.apiURL = p.srv.URL + "/api/"
+	r.askStore = func(st store.Store) store.Store { reads.Store = st; return reads }
+	a, stopA := r.start()
+	r.apiURL, r.askStore = "", nil
+	act := func(who string) asks.Act {
+		return asks.Act{AskID: ask.ID, By: interaction.User{ID: who}, Workspace: "T0FAKE", App: "A0FAKE",
+			Ref: ask.Channel + "/" + ask.TS, Rev: 1}
+	}
+	if _, err := a.Skip(ctx, act(alice), 0); err != nil { // rev 2, drawn by A
+		t.Fatal(err)
+	}
+	<-p.entered
+	if _, err := b.Cancel(ctx, act(bob)); err != nil { // rev 3, drawn ended by B
+		t.Fatal(err)
+	}
+	r.waitFor("B drew the end", func() bool {
+		rec, err := r.store.Get(ctx, ask.ID)
+		return err == nil && rec.Status == interaction.StatusCancelled && rec.Synced
+	})
+	reads.armed.Store(true)
+	close(p.release)
+	<-p.answered
+	// A waits out the pause (on the rig's clock) and reads the record
+	// again, or (before) sent its rendering again by itself.
+	deadline := time.Now().Add(10 * time.Second)
+	for reads.reads.Load() == 0 && p.later.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("replica A neither read the ask again nor sent another update")
+		}
+		r.clock.Advance(100 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopA()
+	var shown []int
+	for _, c := range r.fake.Calls() {
+		if c.Method != "chat.update" || c.Error != "" || c.Params["ts"] != ask.TS {
+			continue
+		}
+		ref, ok := blocks.MessageRef([]byte(c.Params["blocks"]))
+		if !ok {
+			t.Fatalf("an update without the message's ref: %s", c.Params["blocks"])
+		}
+		shown = append(shown, ref.Rev)
+	}
+	for i := 1; i < len(shown); i++ {
+		if shown[i] < shown[i-1] {
+			t.Fatalf("the message went back to rev %d after rev %d (revisions drawn in order: %v)", shown[i], shown[i-1], shown)
+		}
+	}
+	if len(shown) == 0 || shown[len(shown)-1] != 3 {
+		t.Fatalf("revisions drawn %v, want the end (rev 3) last", shown)
 	}
 }

@@ -139,21 +139,27 @@ func (b *Bot) Update(ctx context.Context, rec asks.Record) error {
 
 // update makes the message channel/ts draw v. When Slack says the message
 // or its conversation is gone, the error wraps asks.ErrMessageGone: no
-// retry can bring it back.
+// retry can bring it back. A 429 is *asks.RateLimited and v is not sent
+// again: by the end of the Retry-After another replica may have drawn a
+// newer state of the ask (ended it), which v would draw over; the
+// lifecycle renders the record as it stands then.
 func (b *Bot) update(ctx context.Context, c conn, channel, ts string, v blocks.View) error {
+	const method = "chat.update"
 	text, blks := blocks.Message(v)
-	var last error
-	err := b.call(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts,
-			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
-		last = err
-		return err
-	})
+	_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts,
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blks...))
+	var rl *slack.RateLimitedError
 	var se slack.SlackErrorResponse
-	if err != nil && errors.As(last, &se) && (se.Err == "message_not_found" || se.Err == "channel_not_found") {
-		return fmt.Errorf("%w: %w", asks.ErrMessageGone, err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &rl):
+		pause := rateLimitBackoff
+		return fmt.Errorf("%s: %w", method, &asks.RateLimited{RetryAfter: retryAfter(&pause, rl)})
+	case errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "channel_not_found"):
+		return fmt.Errorf("%w: %w", asks.ErrMessageGone, callErr(ctx, method, err))
 	}
-	return err
+	return callErr(ctx, method, err)
 }
 
 // Remind implements asks.Surface: a reply in the ask's thread mentioning

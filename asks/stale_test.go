@@ -1,0 +1,146 @@
+package asks
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+)
+
+// drawnBack returns the first rendering of ask id that f drew pending
+// after it had drawn the ask ended ("" when none): the message went back
+// to an older state, live controls on an ended ask.
+func drawnBack(f *surface, id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ended := false
+	for _, u := range f.updates {
+		switch {
+		case u.ID != id:
+		case u.Status.Ended():
+			ended = true
+		case ended:
+			return "rev " + strconv.Itoa(u.Rev) + " (" + string(u.Status) + ") drawn after the end"
+		}
+	}
+	return ""
+}
+
+// pausedSurface refuses its first Update for the rate limit, as Slack's
+// 429 with a Retry-After of one second.
+type pausedSurface struct {
+	*surface
+	refused atomic.Int64
+}
+
+func (l *pausedSurface) Update(ctx context.Context, rec Record) error {
+	if l.refused.Add(1) == 1 {
+		return &RateLimited{RetryAfter: time.Second}
+	}
+	return l.surface.Update(ctx, rec)
+}
+
+// A replica's update refused for the rate limit is not sent as it was
+// after the pause: the record is read again and rendered as it stands.
+// Here another replica ended the ask during the pause and drew it ended;
+// the refused rendering (live controls) would have drawn it live again
+// (PostgreSQL chaos runs saw it: the Slack adapter waited out the 429 and
+// sent the rendering it held, a second after the end was drawn).
+func TestRateLimitedUpdateRendersTheRecordAsItStands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		paused := &pausedSurface{surface: base}
+		r := newReplicas(t, paused, base)
+		r.surf = base
+		r.run(0)
+		r.run(1)
+		ctx := context.Background()
+		ask := r.create(0)
+		r.other(0, ask, 0, "first") // rev 2: replica 0's update is refused
+		synctest.Wait()
+		if paused.refused.Load() != 1 || base.count(&base.updates, ask.ID) != 0 {
+			t.Fatalf("refused %d, drawn %d: want the one update refused", paused.refused.Load(), base.count(&base.updates, ask.ID))
+		}
+		if _, err := r.svcs[1].Cancel(ctx, click(ask, bob)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if u, _ := base.lastUpdate(ask.ID); u.Status != interaction.StatusCancelled || !r.get(ask.ID).Synced {
+			t.Fatalf("replica 1 drew %s, synced %v", u.Status, r.get(ask.ID).Synced)
+		}
+		time.Sleep(2 * time.Second) // the pause ends
+		synctest.Wait()
+		if back := drawnBack(base, ask.ID); back != "" {
+			t.Fatal(back)
+		}
+		if u, _ := base.lastUpdate(ask.ID); u.Status != interaction.StatusCancelled || !r.get(ask.ID).Synced {
+			t.Fatalf("after the pause the message shows %s, synced %v", u.Status, r.get(ask.ID).Synced)
+		}
+	})
+}
+
+// A refused update of a record nobody changed meanwhile is rendered after
+// the pause, and the record is then in step.
+func TestRateLimitedUpdateIsRenderedAfterThePause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		paused := &pausedSurface{surface: base}
+		r := newReplicas(t, paused)
+		r.surf = base
+		r.run(0)
+		ask := r.create(0)
+		r.other(0, ask, 0, "first")
+		synctest.Wait()
+		if paused.refused.Load() != 1 || r.get(ask.ID).Synced {
+			t.Fatalf("refused %d, synced %v", paused.refused.Load(), r.get(ask.ID).Synced)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		rec := r.get(ask.ID)
+		if u, ok := base.lastUpdate(ask.ID); !ok || u.Rev != rec.Rev || u.Progress[0].Custom != "first" || !rec.Synced {
+			t.Fatalf("after the pause: drawn %v rev %d of %d, synced %v", ok, u.Rev, rec.Rev, rec.Synced)
+		}
+		if n := base.count(&base.updates, ask.ID); n != 1 {
+			t.Fatalf("%d updates drawn, want 1", n)
+		}
+	})
+}
+
+// A change marked while an update of the ask is in flight waits for it;
+// when that update fails, the change is rendered as the record then
+// stands, not as it was marked: meanwhile another replica ended the ask
+// and drew it ended, and the marked record would draw it live again.
+func TestWaitingMarkRendersTheRecordAsItStands(t *testing.T) {
+	base := newSurface()
+	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}),
+		fail: errors.New("chat.update: internal_error")} // Slack answered 5xx after a slow call
+	r := newReplicas(t, held, base)
+	r.surf = base
+	r.run(0)
+	r.run(1)
+	ctx := context.Background()
+	ask := r.create(0)
+	r.other(0, ask, 0, "first")
+	<-held.entered               // rev 2 is on its way, slowly
+	r.other(0, ask, 1, "second") // rev 3, marked on replica 0 while rev 2 is in flight
+	if _, err := r.svcs[1].Cancel(ctx, click(ask, bob)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replica 1 drew the end", func() bool {
+		u, ok := base.lastUpdate(ask.ID)
+		return ok && u.Status == interaction.StatusCancelled && r.get(ask.ID).Synced
+	})
+	close(held.release) // rev 2's update fails
+	r.svcs[0].syncer.waitIdle(ctx)
+	if back := drawnBack(base, ask.ID); back != "" {
+		t.Fatal(back)
+	}
+	if u, _ := base.lastUpdate(ask.ID); u.Status != interaction.StatusCancelled || !r.get(ask.ID).Synced {
+		t.Fatalf("the message shows %s, synced %v", u.Status, r.get(ask.ID).Synced)
+	}
+}
