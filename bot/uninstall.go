@@ -15,10 +15,10 @@ import (
 // works, so nobody can answer its workspace's pending asks. They end
 // aborted, saying why (asks.Service.EndWorkspace); other workspaces keep
 // working. With many workspaces the installation is removed
-// (Config.Uninstalls; for an org-wide install, the org's) and its client
-// and Homes forgotten; a
-// single-workspace bot reports the app uninstalled (Ready) until the
-// process is restarted with a working token. It does not block.
+// (Config.Uninstalls; for an org-wide install, every one of the org's)
+// and its client and Homes forgotten; a single-workspace bot reports the
+// app uninstalled (Ready) until the process is restarted with a working
+// token. It does not block.
 func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 	if ev.Type != "app_uninstalled" && ev.Type != "tokens_revoked" {
 		return
