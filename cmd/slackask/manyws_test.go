@@ -166,6 +166,12 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 		t.Errorf("%d tokens refreshed (rotating: %v)", refreshed, rotating)
 	}
 
+	// A person's own token revoked in One is not the bot's: One stays
+	// installed (its ask below is answered after everything that follows).
+	if status, err := f.DeliverEvent(ctx, teamOne, "", map[string]any{"type": "tokens_revoked",
+		"tokens": map[string]any{"oauth": []string{oneAnn}, "bot": []string{}}}); err != nil || status != http.StatusOK {
+		t.Fatalf("tokens_revoked of a person: %d %v", status, err)
+	}
 	// Two uninstalls the app: its pending ask ends aborted, the others'
 	// carry on.
 	var pendingTwo, pendingOne interaction.Ask
