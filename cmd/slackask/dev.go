@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,9 +19,11 @@ import (
 
 	"github.com/slackask/slackask/config"
 	"github.com/slackask/slackask/devui"
+	"github.com/slackask/slackask/installs"
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/slackid"
+	"github.com/slackask/slackask/slackoauth"
 )
 
 // The workspace `slackask dev` starts with.
@@ -35,6 +38,8 @@ const (
 	devGroup       = "S0REVIEW"
 	devGroupHandle = "reviewers"
 	devDatabase    = "slackask-dev.db"
+	devTeam        = "T0DEV"
+	devClientID    = "slackask-dev.client"
 )
 
 // cmdDev runs `slackask dev`: the Slack emulator, the service wired to it
@@ -42,11 +47,12 @@ const (
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	mode := fs.String("mode", "", "how the emulator reaches slackask, `MODE`: socket (Socket Mode) or http (signed POSTs to /slack/…); default SLACKASK_SLACK_MODE's")
+	oauth := fs.Bool("oauth", false, "install through the emulator's OAuth pages (/slack/install), as a workspace installs the app; implies --mode http")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), commandHelp()["dev"]) }
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return flagFailed(stderr, "dev", err)
 	}
-	cfg, reset, err := devConfig(*mode)
+	cfg, reset, err := devConfig(*mode, *oauth)
 	if err != nil {
 		fmt.Fprintf(stderr, "slackask dev: %v\n", err)
 		return 2
@@ -66,11 +72,20 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // devConfig loads the environment as serve does (with mode, when not
 // empty, as SLACKASK_SLACK_MODE) and fills in what dev provides: the emulator's tokens, the #dev channel, a database file of its
 // own (reset is true when that default file should start empty) and
-// console logs. Every other setting is honoured.
-func devConfig(mode string) (cfg config.Config, reset bool, err error) {
+// console logs. Every other setting is honoured. With oauth there is no
+// bot token: the emulator's workspace is installed through
+// /slack/install, with the emulator's client credentials and (unless
+// SLACKASK_ENCRYPTION_KEY is set) an encryption key of the run.
+func devConfig(mode string, oauth bool) (cfg config.Config, reset bool, err error) {
 	cfg, err = config.Load()
 	if err != nil {
 		return cfg, false, err
+	}
+	if oauth {
+		if mode != "" && mode != config.SlackModeHTTP {
+			return cfg, false, errors.New("--oauth installs over Slack's HTTP mode: use it without --mode, or with --mode http")
+		}
+		mode = config.SlackModeHTTP
 	}
 	if mode != "" {
 		cfg.SlackMode = mode // ValidateServe refuses a mode it does not know
@@ -83,6 +98,17 @@ func devConfig(mode string) (cfg config.Config, reset bool, err error) {
 	if cfg.HTTPMode() {
 		// The emulator signs its POSTs with a secret of this run.
 		cfg.SlackAppToken, cfg.SlackSigningSecret = "", rand.Text()
+	}
+	if oauth {
+		cfg.SlackBotToken = ""
+		cfg.SlackClientID, cfg.SlackClientSecret = devClientID, rand.Text()
+		if !set("SLACKASK_ENCRYPTION_KEY") {
+			key := make([]byte, installs.KeySize)
+			_, _ = rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
+			cfg.EncryptionKey = base64.StdEncoding.EncodeToString(key)
+		}
+		// Both replaced by the emulator's and the API's once they listen.
+		cfg.PublicURL, cfg.SlackAuthorizeURL = "http://127.0.0.1", "http://127.0.0.1/oauth/v2/authorize"
 	}
 	cfg.SlackAPIURL = "http://127.0.0.1/api/" // replaced by the emulator's once it listens
 	if cfg.Channel == "" {
@@ -152,7 +178,8 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	}
 
 	fake, err := slackfake.New(slackfake.Config{
-		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, TeamID: "T0DEV", AppID: "A0SLACKASK",
+		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, TeamID: devTeam, AppID: "A0SLACKASK",
+		ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret,
 		// A permalink opens this page at the message, highlighted.
 		PermalinkBase: browsable(devLn.Addr()),
 		SigningSecret: cfg.SlackSigningSecret,
@@ -172,7 +199,17 @@ func runDev(ctx context.Context, cfg config.Config, log zerolog.Logger, hooks *d
 	if cfg.HTTPMode() {
 		fake.UseHTTP(apiURL+"/slack/interactivity", apiURL+"/slack/events")
 	}
+	if cfg.OAuth() {
+		// The install link goes to the emulator's authorize page, which
+		// approves at once for its workspace and comes back here.
+		cfg.PublicURL, cfg.SlackAuthorizeURL = apiURL, fake.URL()+"/oauth/v2/authorize"
+	}
 	curl := devCurl(apiURL, cfg.APIToken != "")
+	if cfg.OAuth() {
+		// Serving installations, slackask wants each ask to name its
+		// workspace.
+		curl = strings.Replace(curl, `{"agent":`, `{"workspace":"`+devTeam+`","agent":`, 1)
+	}
 	ui := devui.New(fake, devui.Options{
 		Channel: cfg.Channel, User: devYou, GroupNames: map[string]string{devGroup: devGroupHandle},
 		APIURL: apiURL, Curl: curl,
@@ -318,12 +355,18 @@ Questions go to %s. dev and @%s (dev, alice) may answer this one; bob may not.
 `, pageURL, apiURL, apiURL, tokenLine, curl, channelName(cfg.Channel), devGroupHandle, devMode(cfg), db)
 }
 
-// devMode is the banner's line on how the emulator reaches slackask.
+// devMode is the banner's line on how the emulator reaches slackask (and,
+// with OAuth, how to install it first).
 func devMode(cfg config.Config) string {
-	if cfg.HTTPMode() {
-		return "Slack's HTTP mode: every click is a signed POST to " + "/slack/interactivity (the events URL is verified).\n"
+	if !cfg.HTTPMode() {
+		return ""
 	}
-	return ""
+	line := "Slack's HTTP mode: every click is a signed POST to " + "/slack/interactivity (the events URL is verified).\n"
+	if cfg.OAuth() {
+		line += "OAuth: install it first, as a workspace would: open " + cfg.PublicURL + slackoauth.InstallPath +
+			"\n(the emulator approves at once for its workspace " + devTeam + "; until then asks are refused).\n"
+	}
+	return line
 }
 
 // channelName is how the banner names the default channel.

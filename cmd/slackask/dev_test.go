@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -146,7 +147,7 @@ func TestDevConfig(t *testing.T) {
 	}
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-real-one")
 	t.Setenv("SLACKASK_TIMEOUT", "5m")
-	cfg, reset, err := devConfig("")
+	cfg, reset, err := devConfig("", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +160,12 @@ func TestDevConfig(t *testing.T) {
 	t.Setenv("SLACKASK_DATABASE", "mine.db")
 	t.Setenv("SLACKASK_CHANNEL", "C0OTHER")
 	t.Setenv("SLACKASK_LOG_FORMAT", "json")
-	cfg, reset, err = devConfig("")
+	cfg, reset, err = devConfig("", false)
 	if err != nil || cfg.Database != "mine.db" || reset || cfg.Channel != "C0OTHER" || cfg.LogFormat != "json" {
 		t.Errorf("honoured settings: %s reset=%v err=%v", cfg, reset, err)
 	}
 	t.Setenv("SLACKASK_RESPONDERS", "not-an-id")
-	if _, _, err := devConfig(""); err == nil || !strings.Contains(err.Error(), "SLACKASK_RESPONDERS") {
+	if _, _, err := devConfig("", false); err == nil || !strings.Contains(err.Error(), "SLACKASK_RESPONDERS") {
 		t.Errorf("bad responders accepted: %v", err)
 	}
 	for addr, want := range map[string]string{"0.0.0.0:8090": "http://127.0.0.1:8090", "[::]:8090": "http://[::1]:8090", "127.0.0.1:1": "http://127.0.0.1:1"} {
@@ -595,11 +596,11 @@ func TestDevResetRemovesTheJournal(t *testing.T) {
 // Mode connection at all.
 func TestDevHTTPMode(t *testing.T) {
 	t.Setenv("SLACKASK_DATABASE", filepath.Join(t.TempDir(), "dev.db"))
-	cfg, _, err := devConfig(config.SlackModeHTTP)
+	cfg, _, err := devConfig(config.SlackModeHTTP, false)
 	if err != nil || !cfg.HTTPMode() || cfg.SlackSigningSecret == "" || cfg.SlackAppToken != "" {
 		t.Fatalf("devConfig(http): mode %q, a secret %v, app token %q, %v", cfg.SlackMode, cfg.SlackSigningSecret != "", cfg.SlackAppToken, err)
 	}
-	if _, _, err := devConfig("carrier-pigeon"); err == nil || !strings.Contains(err.Error(), "SLACKASK_SLACK_MODE") {
+	if _, _, err := devConfig("carrier-pigeon", false); err == nil || !strings.Contains(err.Error(), "SLACKASK_SLACK_MODE") {
 		t.Fatalf("devConfig(unknown mode) = %v", err)
 	}
 	d := startDevWith(t, filepath.Join(t.TempDir(), "dev.db"), true, func(c *config.Config) {
@@ -702,5 +703,78 @@ func TestDevAddsPeopleAnAskNames(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the team ask was never answered")
+	}
+}
+
+// TestDevOAuth: `slackask dev --oauth` starts with no installation; the
+// install link goes through the emulator's authorize page and back, and
+// then an ask is posted and answered with the installation's token.
+func TestDevOAuth(t *testing.T) {
+	t.Setenv("SLACKASK_DATABASE", filepath.Join(t.TempDir(), "dev.db"))
+	t.Setenv("SLACKASK_ENCRYPTION_KEY", "")
+	cfg, _, err := devConfig("", true)
+	if err != nil || !cfg.HTTPMode() || !cfg.OAuth() || cfg.SlackBotToken != "" || cfg.EncryptionKey == "" {
+		t.Fatalf("devConfig(oauth): mode %q, oauth %v, bot token %q, key set %v, %v", cfg.SlackMode, cfg.OAuth(), cfg.SlackBotToken, cfg.EncryptionKey != "", err)
+	}
+	if _, _, err := devConfig(config.SlackModeSocket, true); err == nil || !strings.Contains(err.Error(), "--oauth") {
+		t.Fatalf("devConfig(socket, oauth) = %v", err)
+	}
+	d := startDevWith(t, filepath.Join(t.TempDir(), "dev.db"), true, func(c *config.Config) {
+		c.SlackMode, c.SlackSigningSecret, c.SlackAppToken, c.SlackBotToken = cfg.SlackMode, cfg.SlackSigningSecret, "", ""
+		c.SlackClientID, c.SlackClientSecret, c.EncryptionKey = cfg.SlackClientID, cfg.SlackClientSecret, cfg.EncryptionKey
+		c.PublicURL, c.SlackAuthorizeURL = cfg.PublicURL, cfg.SlackAuthorizeURL
+	})
+	if out := d.stdout.String(); !strings.Contains(out, d.APIURL+"/slack/install") || !strings.Contains(out, `{"workspace":"`+devTeam+`","agent":`) {
+		t.Errorf("the banner does not give the install link, or its curl names no workspace:\n%s", out)
+	}
+	body := `{"workspace":"` + devTeam + `","questions":[{"id":"a","question":"Ship?","options":[{"label":"Yes"},{"label":"No"}]}]}`
+	resp, err := d.http.Post(d.APIURL+"/v1/asks", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("an ask before any install: %d, want 400", resp.StatusCode)
+	}
+	// A browser: cookies kept, redirects followed (to the emulator's
+	// authorize page and back).
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Transport: &http.Transport{}}
+	defer browser.CloseIdleConnections()
+	resp, err = browser.Get(d.APIURL + "/slack/install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "slackask keys create --name NAME --workspace "+devTeam) {
+		t.Fatalf("after the install link: %d\n%s", resp.StatusCode, page)
+	}
+	resp, err = d.http.Post(d.APIURL+"/v1/asks", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var a interaction.Ask
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(raw, &a) != nil {
+		t.Fatalf("an ask after the install: %d %s", resp.StatusCode, raw)
+	}
+	if _, err := d.Fake.Person(devYou).Select(ctxT(t), a.Channel, a.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = d.http.Get(d.APIURL + "/v1/asks/" + a.ID + "?wait=10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if a.Status != interaction.StatusAnswered {
+		t.Fatalf("the ask is %s after the click", a.Status)
+	}
+	for _, c := range d.Fake.Calls() {
+		if c.Method == "chat.postMessage" && c.Error != "" {
+			t.Errorf("chat.postMessage failed: %s", c.Error)
+		}
 	}
 }

@@ -166,12 +166,15 @@ Environment:
 			{"SLACKASK_LOG_LEVEL", config.DefaultLogLevel, "log level (logs go to stderr)"},
 			{"SLACKASK_LOG_FORMAT", config.DefaultLogFormat, "json or console"},
 		}),
-		"dev": `usage: slackask dev [--mode socket|http]
+		"dev": `usage: slackask dev [--mode socket|http] [--oauth]
 
 Runs slackask against a local Slack emulator with a web page, to try it
 without a Slack workspace. It reads serve's environment; the tokens and the
 channel are the emulator's. --mode http has the emulator reach slackask as
 Slack's HTTP mode does: signed POSTs to /slack/interactivity and /slack/events.
+--oauth (HTTP mode) starts with no bot token: open /slack/install, the
+emulator's authorize page approves at once, and the installation is stored
+sealed, as a workspace installing the app would.
 
 Environment (besides serve's):
 ` + envHelp([][3]string{
