@@ -20,8 +20,10 @@
 //
 // Every write is one statement or one transaction, so any number of Stores
 // on the database, in any number of processes, share it safely: Update
-// locks the row (SELECT … FOR UPDATE) for the read, fn and the write, so
-// concurrent updates of one record serialise and none is lost; Create
+// either writes in one statement that matches only the row version it
+// last wrote itself (version and xmin) or locks the row (SELECT … FOR
+// UPDATE) for the read, fn and the write, so concurrent updates of one
+// record serialise and none is lost; Create
 // relies on the UNIQUE idempotency key, so two replicas given one key at
 // once make one record; ClaimDue takes its rows with FOR UPDATE SKIP
 // LOCKED; Lease compares with the database's clock. Each Store holds a
