@@ -258,3 +258,16 @@ func FuzzRedirect(f *testing.F) {
 		}
 	})
 }
+
+// Behind a proxy that serves slackask under a path prefix, the cookie goes
+// to the redirect URL's path as the browser sees it.
+func TestInstallCookieFollowsTheRedirectURLPath(t *testing.T) {
+	r := newRig(t, slackfake.Config{}, false)
+	h := r.handler("https://ask.example.test/base"+RedirectPath, false)
+	rec := httptest.NewRecorder()
+	h.Install(rec, httptest.NewRequest(http.MethodGet, InstallPath, nil))
+	cs := rec.Result().Cookies()
+	if len(cs) != 1 || cs[0].Path != "/base"+RedirectPath || !cs[0].HttpOnly || !cs[0].Secure || cs[0].SameSite != http.SameSiteLaxMode {
+		t.Fatalf("cookie %+v", cs)
+	}
+}

@@ -80,6 +80,9 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	key stateKey
+	// cookiePath is the redirect URL's path as the browser sees it (a
+	// proxy may serve slackask under a prefix), where the cookie goes.
+	cookiePath string
 }
 
 // New checks cfg and returns the handlers.
@@ -91,8 +94,11 @@ func New(cfg Config) (*Handler, error) {
 	if len(cfg.StateKey) < 32 {
 		errs = append(errs, errors.New("the state key is shorter than 32 bytes"))
 	}
+	cookiePath := RedirectPath
 	if u, err := url.Parse(cfg.RedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		errs = append(errs, errors.New("the redirect URL is not an absolute http(s) URL"))
+	} else if u.Path != "" {
+		cookiePath = u.Path
 	}
 	if cfg.AuthorizeURL == "" {
 		cfg.AuthorizeURL = DefaultAuthorizeURL
@@ -118,7 +124,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, key: stateKey(cfg.StateKey)}, nil
+	return &Handler{cfg: cfg, key: stateKey(cfg.StateKey), cookiePath: cookiePath}, nil
 }
 
 // Mount registers both handlers at their paths with mount (an exact path,
@@ -158,7 +164,7 @@ func (h *Handler) Install(w http.ResponseWriter, r *http.Request) {
 	u, _ := url.Parse(h.cfg.AuthorizeURL) // checked by New
 	u.RawQuery = q.Encode()
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: h.key.browserTag(st), Path: RedirectPath, MaxAge: int(StateTTL / time.Second),
+		Name: cookieName, Value: h.key.browserTag(st), Path: h.cookiePath, MaxAge: int(StateTTL / time.Second),
 		HttpOnly: true, Secure: strings.HasPrefix(h.cfg.RedirectURL, "https://"), SameSite: http.SameSiteLaxMode,
 	})
 	w.Header().Set("Cache-Control", "no-store")
