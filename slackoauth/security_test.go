@@ -271,3 +271,25 @@ func TestInstallCookieFollowsTheRedirectURLPath(t *testing.T) {
 		t.Fatalf("cookie %+v", cs)
 	}
 }
+
+// Only GET reaches the handlers: a HEAD of the redirect (a link checker)
+// or a POST spends nothing, and the person's GET still installs.
+func TestRedirectOnlyGet(t *testing.T) {
+	r := newRig(t, slackfake.Config{}, false)
+	c := browser(t)
+	back := r.approve(r.start(c), slackfake.Approval{Team: "T0B"})
+	for _, m := range []string{http.MethodHead, http.MethodPost} {
+		req, _ := http.NewRequestWithContext(t.Context(), m, back, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
+			t.Errorf("%s: %d, Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	if status, body, _ := get(t, c, back); status != http.StatusOK {
+		t.Fatalf("the GET after a HEAD and a POST: %d\n%s", status, body)
+	}
+}

@@ -128,8 +128,9 @@ func New(cfg Config) (*Handler, error) {
 }
 
 // Mount registers both handlers at their paths with mount (an exact path,
-// as httpapi.Server.MountPublic takes): they answer GET (and HEAD) only,
-// other methods 405.
+// as httpapi.Server.MountPublic takes): they answer GET only (a HEAD of
+// the redirect, from a link checker, must not spend the state), other
+// methods 405.
 func (h *Handler) Mount(mount func(path string, handler http.Handler)) {
 	mount(InstallPath, onlyGet(h.Install))
 	mount(RedirectPath, onlyGet(h.Redirect))
@@ -137,8 +138,8 @@ func (h *Handler) Mount(mount func(path string, handler http.Handler)) {
 
 func onlyGet(f http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
