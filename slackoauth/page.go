@@ -18,6 +18,9 @@ type done struct {
 	Name, ID  string
 	OrgWide   bool
 	Workspace string // the --workspace of the keys command
+	// AddToWorkspaces is Slack's page where an org admin adds an
+	// org-wide app to the organization's workspaces ("" if unknown).
+	AddToWorkspaces string
 }
 
 func donePage(in installs.Installation, name string) page {
@@ -26,6 +29,11 @@ func donePage(in installs.Installation, name string) page {
 	d := &done{Name: name, ID: in.Key(), OrgWide: in.OrgWide, Workspace: in.Key()}
 	if d.Name == "" {
 		d.Name = d.ID
+	}
+	// An org-wide install adds the app to no workspace yet (Slack's
+	// Enterprise docs): the admin adds it to workspaces on this page.
+	if in.OrgWide && isID(in.Enterprise, 'E') && isID(in.AppID, 'A') {
+		d.AddToWorkspaces = "https://app.slack.com/manage/" + in.Enterprise + "/integrations/profile/" + in.AppID + "/workspaces/add"
 	}
 	return page{Title: "slackask is installed", Done: d}
 }
@@ -44,7 +52,8 @@ code,pre{background:#f4f4f4;border-radius:4px;padding:.1rem .3rem}pre{padding:.6
 {{else}}<p>slackask is installed in <strong>{{.Name}}</strong> (<code>{{.ID}}</code>).</p>
 {{end}}<h2>What to do next</h2>
 <ol>
-<li><p><strong>Invite the bot</strong> to each channel it should ask in: in the channel, type <code>/invite @slackask</code>. Direct messages need no invitation.</p></li>
+{{if .OrgWide}}<li><p><strong>Add it to workspaces</strong>: an org-wide install is in none of the organization's workspaces yet; an org admin adds it to them{{with .AddToWorkspaces}} <a href="{{.}}">on Slack's page</a>{{end}}.</p></li>
+{{end}}<li><p><strong>Invite the bot</strong> to each channel it should ask in: in the channel, type <code>/invite @slackask</code>. Direct messages need no invitation.</p></li>
 <li><p><strong>Create an API key</strong> for the programs that will ask here, scoped to this workspace, on the machine that runs slackask:</p>
 <pre>slackask keys create --name NAME --workspace {{.Workspace}}</pre>
 <p>The key is printed once; give it to the program as its bearer token. Add <code>--channels</code> or <code>--responders</code> to narrow it further.</p></li>

@@ -189,7 +189,8 @@ func TestInstallOrgWide(t *testing.T) {
 		t.Fatalf("PKCE off, yet the authorize URL has a challenge: %s", authorize)
 	}
 	status, body, _ := get(t, c, r.approve(authorize, slackfake.Approval{Team: "T0G1", OrgWide: true}))
-	if status != http.StatusOK || !strings.Contains(body, "whole <strong>Grid Org</strong> organization") || !strings.Contains(body, "slackask keys create --name NAME --workspace E0G") {
+	if status != http.StatusOK || !strings.Contains(body, "whole <strong>Grid Org</strong> organization") || !strings.Contains(body, "slackask keys create --name NAME --workspace E0G") ||
+		!strings.Contains(body, `href="https://app.slack.com/manage/E0G/integrations/profile/A0FAKE/workspaces/add"`) {
 		t.Fatalf("after an org-wide install: %d\n%s", status, body)
 	}
 	in, err := r.stored.Lookup(t.Context(), "E0G", "T0G2")
