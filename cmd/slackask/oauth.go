@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 
@@ -55,10 +57,21 @@ func mountOAuth(ctx context.Context, cfg config.Config, st store.Store, stored *
 	if stored == nil {
 		return nil
 	}
-	key, err := st.Secret(ctx, oauthStateSecret)
+	secret, err := st.Secret(ctx, oauthStateSecret)
 	if err != nil {
 		return fmt.Errorf("the OAuth state key: %w", err)
 	}
+	enc, err := installs.ParseKey("SLACKASK_ENCRYPTION_KEY", cfg.EncryptionKey)
+	if err != nil {
+		return err
+	}
+	// States are signed under a key made of both the database's secret
+	// and the encryption key: neither a copy of the database nor the
+	// environment alone forges one. Every replica derives the same.
+	m := hmac.New(sha256.New, enc)
+	m.Write([]byte("slackask oauth state key\x00"))
+	m.Write(secret)
+	key := m.Sum(nil)
 	h, err := slackoauth.New(slackoauth.Config{
 		ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, Scopes: bot.Scopes,
 		RedirectURL: cfg.PublicURL + slackoauth.RedirectPath, AuthorizeURL: cfg.SlackAuthorizeURL, APIURL: cfg.SlackAPIURL,
