@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/store"
 )
 
@@ -248,11 +249,11 @@ func (s *Stored) refresh(ctx context.Context, key string) (Installation, error) 
 		tok, err := s.cfg.Refresher.Refresh(ctx, in.RefreshToken)
 		if err != nil {
 			// Another replica may have used this refresh token a moment
-			// ago (Slack rotates it): its row has the new one.
-			if attempt == 0 && ctx.Err() == nil {
-				if again, rerr := s.rowByKey(ctx, key); rerr == nil && again.Version != r.Version {
-					continue
-				}
+			// ago (Slack rotates it): its row has the new one, or will
+			// once its swap lands. Waiting for it here, under the lock,
+			// spares this process's other lookups a refresh each.
+			if attempt == 0 && s.waitForSwap(ctx, key, r.Version, err) {
+				continue
 			}
 			return s.keepOrFail(in, err)
 		}
@@ -271,6 +272,32 @@ func (s *Stored) refresh(ctx context.Context, key string) (Installation, error) 
 			return Installation{}, err
 		}
 	}
+}
+
+// swapWaits and swapPause bound how long a refresh Slack refused waits
+// for another replica's row: that replica refreshed a moment before and
+// is writing it.
+const (
+	swapWaits = 10
+	swapPause = 50 * time.Millisecond
+)
+
+// waitForSwap reports whether the row of key moved past version, reading
+// it again for a while when Slack refused the refresh token (another
+// replica used it); false at once for other errors.
+func (s *Stored) waitForSwap(ctx context.Context, key string, version int64, refreshErr error) bool {
+	if !strings.Contains(refreshErr.Error(), "invalid_refresh_token") {
+		return false
+	}
+	for i := 0; i < swapWaits; i++ {
+		if again, err := s.rowByKey(ctx, key); err == nil && again.Version != version {
+			return true
+		}
+		if !clock.Sleep(ctx, swapPause) {
+			return false
+		}
+	}
+	return false
 }
 
 // keepOrFail returns in while its token still works, logging why it was

@@ -3,8 +3,11 @@ package installs
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,13 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/slackfake"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/memory"
+	"github.com/slackask/slackask/store/postgres"
+	"github.com/slackask/slackask/store/postgres/pgtest"
 	"github.com/slackask/slackask/store/sqlite"
 )
 
@@ -354,5 +362,143 @@ func TestStoredRekey(t *testing.T) {
 	}
 	if n, _, err := rotated.Rekey(ctx); err != nil || n != 0 {
 		t.Fatalf("second Rekey = %d, %v; want 0", n, err)
+	}
+}
+
+// Two replicas (two Stored, each on its own handle of one database) and
+// many lookups at once when the token is due, against the Slack fake
+// (each refresh token works once): every lookup gets a token Slack takes,
+// at most one refresh per replica reaches Slack, and the stored refresh
+// token is the one Slack still takes.
+func TestStoredRefreshRaceAgainstSlack(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) (a, b store.InstallStore){
+		"memory": func(t *testing.T) (store.InstallStore, store.InstallStore) {
+			db := memory.New()
+			t.Cleanup(func() { db.Close() })
+			return db, db
+		},
+		"postgres": func(t *testing.T) (store.InstallStore, store.InstallStore) {
+			u := pgtest.URL(t)
+			a, err := postgres.Open(t.Context(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			b, err := postgres.Open(t.Context(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return a, b
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			clk := clock.NewFake(time.Now())
+			fake, err := slackfake.New(slackfake.Config{Now: clk.Now, TokenRotation: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fake.Close()
+			to, err := fake.Approve(fake.URL()+"/oauth/v2/authorize?client_id=fake-client-id&scope=chat:write&redirect_uri=https://x.example.test/cb", slackfake.Approval{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, _ := url.Parse(to)
+			resp, err := slack.GetOAuthV2ResponseContext(ctx, http.DefaultClient, "fake-client-id", "fake-client-secret", u.Query().Get("code"),
+				"https://x.example.test/cb", slack.OAuthOptionAPIURL(fake.APIURL()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dbA, dbB := open(t)
+			seal := sealer(t)
+			refresher := SlackRefresher{ClientID: "fake-client-id", ClientSecret: "fake-client-secret", APIURL: fake.APIURL(), Now: clk.Now}
+			replicas := []*Stored{
+				NewStored(dbA, seal, StoredConfig{Refresher: refresher, Now: clk.Now}),
+				NewStored(dbB, seal, StoredConfig{Refresher: refresher, Now: clk.Now}),
+			}
+			in := Installation{Team: resp.Team.ID, BotToken: resp.AccessToken, RefreshToken: resp.RefreshToken,
+				ExpiresAt: clk.Now().Add(time.Duration(resp.ExpiresIn) * time.Second)}
+			if err := replicas[0].Save(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Duration(resp.ExpiresIn)*time.Second - 2*time.Minute) // due
+			const lookups = 16
+			var wg sync.WaitGroup
+			got := make(chan Installation, lookups)
+			for i := range lookups {
+				wg.Go(func() {
+					in, err := replicas[i%2].Lookup(ctx, "", resp.Team.ID)
+					if err != nil {
+						t.Error(err)
+					}
+					got <- in
+				})
+			}
+			wg.Wait()
+			close(got)
+			for in := range got {
+				if !fake.TokenValid(in.BotToken) {
+					t.Errorf("a lookup got a token Slack refuses")
+				}
+			}
+			// How many refreshes reach Slack depends on the interleaving
+			// (a replica refused by Slack waits a while for the winner's
+			// row): at least one, and never more than one per lookup.
+			if n := fake.CallCount("oauth.v2.access") - 1; n < 1 || n > lookups {
+				t.Errorf("%d refreshes for %d lookups", n, lookups)
+			} else {
+				t.Logf("%d refreshes reached Slack for %d lookups on 2 replicas", n, lookups)
+			}
+			final, err := replicas[0].Lookup(ctx, "", resp.Team.ID)
+			if err != nil || final.BotToken == in.BotToken {
+				t.Fatalf("after the race the stored token is still the first one (%v)", err)
+			}
+			clk.Advance(12 * time.Hour) // the refreshed token is due too: its refresh token must work
+			next, err := replicas[1].Lookup(ctx, "", resp.Team.ID)
+			if err != nil || !fake.TokenValid(next.BotToken) {
+				t.Fatalf("refreshing with the stored refresh token: %v", err)
+			}
+		})
+	}
+}
+
+// On PostgreSQL too, the installs table read raw (every column as text)
+// holds no token.
+func TestStoredPostgresRowsHoldNoToken(t *testing.T) {
+	u := pgtest.URL(t)
+	ctx := t.Context()
+	db, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := NewStored(db, sealer(t), StoredConfig{})
+	in := rotating("T1", "E1", t0.Add(12*time.Hour))
+	in.BotToken, in.RefreshToken = "xoxe.xoxb-1-PGPGPGPGbot", "xoxe-1-PGPGPGPGrefresh"
+	if err := st.Save(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// The row as text (bytea in hex) and its sealed part's bytes.
+	var (
+		row    string
+		sealed []byte
+	)
+	if err := conn.QueryRow(ctx, "SELECT i::text, i.sealed FROM installs i").Scan(&row, &sealed); err != nil {
+		t.Fatal(err)
+	}
+	raw := row + string(sealed)
+	if !strings.Contains(raw, "T1") {
+		t.Fatalf("the raw row %q does not even name its team", raw)
+	}
+	for _, secret := range []string{in.BotToken, in.RefreshToken, "xoxb-1-", "xoxe-1-"} {
+		if strings.Contains(raw, secret) || strings.Contains(row, hex.EncodeToString([]byte(secret))) {
+			t.Errorf("the raw row holds %q", secret)
+		}
 	}
 }

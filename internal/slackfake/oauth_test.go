@@ -93,6 +93,10 @@ func TestOAuthInstallsAreScopedToTheirTeam(t *testing.T) {
 			t.Errorf("post to %s with the token of %s: %q, want %q", c.channel, c.token[:8], got, c.want)
 		}
 	}
+	hist, err := api(beta.AccessToken).GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C0B"})
+	if err != nil || len(hist.Messages) == 0 || hist.Messages[0].Team != "T0B" || hist.Messages[0].User != srv.BotUserOf("T0B") {
+		t.Errorf("Beta's message as history shows it: %+v, %v; want team T0B, its bot user", hist, err)
+	}
 	if _, err := api(beta.AccessToken).GetUserInfoContext(ctx, "U0A"); errCode(err) != "user_not_found" {
 		t.Errorf("users.info of another team's person: %v, want user_not_found", err)
 	}

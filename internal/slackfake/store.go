@@ -169,17 +169,22 @@ func (m *msgRec) copy() Message {
 }
 
 // wireMessage is the message object Slack returns and puts in payloads.
+// s.mu held.
 func (s *Server) wireMessage(m Message, blocks []any) map[string]any {
+	t := s.tm.teams[s.cfg.TeamID]
+	if c := s.ws.channels[m.Channel]; c != nil && s.tm.teams[s.teamIDLocked(c.Team)] != nil {
+		t = s.tm.teams[s.teamIDLocked(c.Team)]
+	}
 	out := map[string]any{
-		"type": "message", "text": m.Text, "user": s.cfg.BotUserID, "ts": m.TS,
-		"bot_id": botID, "app_id": s.cfg.AppID, "team": s.cfg.TeamID,
+		"type": "message", "text": m.Text, "user": t.botUser, "ts": m.TS,
+		"bot_id": botID, "app_id": s.cfg.AppID, "team": t.id,
 		"blocks": nonNil(blocks),
 	}
 	if m.ThreadTS != "" {
 		out["thread_ts"] = m.ThreadTS
 	}
 	if m.Updates > 0 {
-		out["edited"] = map[string]any{"user": s.cfg.BotUserID, "ts": fmt.Sprintf("%d.000000", m.Edited.Unix())}
+		out["edited"] = map[string]any{"user": t.botUser, "ts": fmt.Sprintf("%d.000000", m.Edited.Unix())}
 	}
 	return out
 }

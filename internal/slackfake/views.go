@@ -173,11 +173,13 @@ func (s *Server) closeStackLocked(root string) {
 	}
 }
 
-// wireView is the view object Slack returns and puts in payloads.
+// wireView is the view object Slack returns and puts in payloads, in the
+// team of the person it is shown to. s.mu held.
 func (s *Server) wireView(v *viewRec) map[string]any {
+	team := s.teamOfUserLocked(v.user).id
 	out := maps.Clone(v.def)
 	maps.Copy(out, map[string]any{
-		"id": v.id, "team_id": s.cfg.TeamID, "type": map[bool]string{false: "modal", true: "home"}[v.home],
+		"id": v.id, "team_id": team, "type": map[bool]string{false: "modal", true: "home"}[v.home],
 		"blocks":           nonNil(v.blocks),
 		"private_metadata": getStr(v.def, "private_metadata"),
 		"callback_id":      getStr(v.def, "callback_id"),
@@ -189,7 +191,7 @@ func (s *Server) wireView(v *viewRec) map[string]any {
 		"root_view_id":     v.root,
 		"previous_view_id": nullIfEmpty(v.previous),
 		"app_id":           s.cfg.AppID, "bot_id": botID,
-		"app_installed_team_id": s.cfg.TeamID,
+		"app_installed_team_id": team,
 	})
 	return out
 }
