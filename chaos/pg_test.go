@@ -294,13 +294,17 @@ const (
 
 // timerTally is what checkTimers counted.
 type timerTally struct {
-	reminders, remindedTwice, remindersUnclaimed, remindersDropped, remindersKilled int
-	deadlines, steps, notices, noticesMissing                                       int
+	reminders, remindedTwice, remindersUnclaimed, remindersDropped int
+	// remindersKilled: of remindersDropped, those whose replica about to
+	// post was killed right before Slack saw it; killedThenPosted: those
+	// posted after such a kill (by the claim's retry, on any replica).
+	remindersKilled, killedThenPosted         int
+	deadlines, steps, notices, noticesMissing int
 }
 
 func (t timerTally) String() string {
-	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d unclaimed and %d claimed, of which the replica about to post was killed for %d), deadlines fired %d, escalation steps fired %d (their notice posted once: %d, none: %d)",
-		t.reminders, t.remindedTwice, t.remindersUnclaimed, t.remindersDropped, t.remindersKilled, t.deadlines, t.steps, t.notices, t.noticesMissing)
+	return fmt.Sprintf("reminders posted %d (twice: %d; due and never posted: %d unclaimed and %d claimed, of which the replica about to post was killed for %d; posted after the replica about to post was killed: %d), deadlines fired %d, escalation steps fired %d (their notice posted once: %d, none: %d)",
+		t.reminders, t.remindedTwice, t.remindersUnclaimed, t.remindersDropped, t.remindersKilled, t.killedThenPosted, t.deadlines, t.steps, t.notices, t.noticesMissing)
 }
 
 // reminderClaim is the claim window of a counted reminder's post (asks'
@@ -359,7 +363,7 @@ func (ru *run) checkTimers(ctx context.Context, asks []*askModel, byID map[strin
 			n := reminders[a.ts]
 			tally.reminders += n
 			if killed[a.ts] && n == 1 {
-				tally.remindersKilled++
+				tally.killedThenPosted++ // not "never posted": counted apart
 			}
 			due := got.CreatedAt.Add(time.Duration(a.in.RemindAfter))
 			endedOrNow := time.Now()
@@ -417,18 +421,33 @@ func (ru *run) checkTimers(ctx context.Context, asks []*askModel, byID map[strin
 // remindedAt returns when ask id's first reminder was counted (its
 // "reminded" event), zero if never.
 func (ru *run) remindedAt(ctx context.Context, id string) (time.Time, error) {
+	evs, err := ru.events(ctx, id)
+	for _, e := range evs {
+		if e.Kind == interaction.EventReminded {
+			return e.At, nil
+		}
+	}
+	return time.Time{}, err
+}
+
+// askEvent is an event of an ask's audit trail, as the API gives it.
+type askEvent struct {
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"`
+}
+
+// events returns ask id's audit trail (GET /v1/asks/{id}/events), trying
+// up to ten times a second apart.
+func (ru *run) events(ctx context.Context, id string) ([]askEvent, error) {
 	var body struct {
-		Events []struct {
-			At   time.Time `json:"at"`
-			Kind string    `json:"kind"`
-		} `json:"events"`
+		Events []askEvent `json:"events"`
 	}
 	var err error
 	for range 10 {
 		var req *http.Request
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/v1/asks/%s/events", ru.r.base(), id), nil)
 		if err != nil {
-			return time.Time{}, err
+			return nil, err
 		}
 		var resp *http.Response
 		if resp, err = ru.r.hc.Do(req); err == nil {
@@ -438,17 +457,12 @@ func (ru *run) remindedAt(ctx context.Context, id string) (time.Time, error) {
 			}
 			resp.Body.Close()
 			if err == nil {
-				for _, e := range body.Events {
-					if e.Kind == interaction.EventReminded {
-						return e.At, nil
-					}
-				}
-				return time.Time{}, nil
+				return body.Events, nil
 			}
 		}
 		time.Sleep(time.Second)
 	}
-	return time.Time{}, err
+	return nil, err
 }
 
 // waitDeadlines waits until every timed ask's deadline has passed (and a
