@@ -76,7 +76,11 @@ var people = []string{"U0ALICE", "U0BOB", "U0CAROL", "U0DAVE"}
 const (
 	shapeOneTap = iota // one single-select question: a pick answers it
 	shapeForm          // several questions (single, multi, free text) and Submit
+	shapeTeam          // one single-select question, responses: 2: two people's taps answer it
 )
+
+// teamSize is the responses a team ask collects.
+const teamSize = 2
 
 // qModel is what the person believes they did on one question: the last
 // acknowledged act, and whether a later act's outcome is unknown.
@@ -104,7 +108,12 @@ type askModel struct {
 	endTry  interaction.Status // an ending attempted without an acknowledgment
 	seen    []interaction.Ask  // ended states observed through the API
 	leave   bool               // the person leaves it pending until the final check
-	timeout time.Duration      // its deadline (PostgreSQL mode: the asks left pending), 0 for none
+	// team (shapeTeam): what each person's taps did, by user id (their
+	// response replaces the one before); the person acts first, second
+	// (another person) after.
+	team    map[string]*qModel
+	second  string
+	timeout time.Duration // its deadline (PostgreSQL mode: the asks left pending), 0 for none
 }
 
 // run is one chaos run.
@@ -510,10 +519,17 @@ func (ru *run) newAsk(n int, rng *rand.Rand) *askModel {
 		}
 		return o
 	}
-	if rng.IntN(3) == 0 {
+	switch x := rng.IntN(6); {
+	case x < 2:
 		a.shape = shapeOneTap
 		a.in.Questions = []interaction.Question{{ID: "pick", Question: fmt.Sprintf("Ask %d: pick one", n), Options: opts(2 + rng.IntN(3))}}
-	} else {
+	case x < 3:
+		a.shape = shapeTeam
+		a.in.Questions = []interaction.Question{{ID: "pick", Question: fmt.Sprintf("Ask %d: each of two picks one", n), Options: opts(2 + rng.IntN(3))}}
+		a.in.Responses = interaction.ResponseCount{N: teamSize}
+		a.second = people[(slices.Index(people, a.person)+1+rng.IntN(len(people)-1))%len(people)]
+		a.team = map[string]*qModel{}
+	default:
 		a.shape = shapeForm
 		a.in.Questions = []interaction.Question{
 			{ID: "one", Question: fmt.Sprintf("Ask %d: which one?", n), Options: opts(3)},
@@ -613,6 +629,7 @@ func (ru *run) waitTS(ctx context.Context, a *askModel) bool {
 // act is one thing the person does; it returns the ack's error.
 type act struct {
 	what string
+	by   string               // a team ask's tap: whose response it is (a.team)
 	q    int                  // question, -1 for the whole ask
 	prog interaction.Progress // what it records on q
 	end  interaction.Status   // the ending it asks for
@@ -668,6 +685,8 @@ func (ru *run) answer(ctx context.Context, p *slackfake.Person, a *askModel, rng
 	}
 	text := fmt.Sprintf("typed by %s at %d", p.ID(), rng.IntN(1e6))
 	switch {
+	case a.shape == shapeTeam:
+		ru.answerTeam(ctx, p, a, pickSome, rng, final)
 	case a.shape == shapeOneTap:
 		x := rng.IntN(10)
 		switch {
@@ -759,7 +778,10 @@ func (ru *run) perform(ctx context.Context, a *askModel, x act, final bool) bool
 			ru.fire(&ru.killAck, "after-ack")
 			ru.acked.Add(1)
 			a.mu.Lock()
-			if x.q >= 0 {
+			switch {
+			case x.by != "":
+				a.team[x.by] = &qModel{p: x.prog, lastAck: x.what, lastAt: at}
+			case x.q >= 0:
 				a.qs[x.q] = qModel{p: x.prog, lastAck: x.what, lastAt: at, everActs: a.qs[x.q].everActs + 1}
 			}
 			if x.end != "" {
@@ -775,7 +797,16 @@ func (ru *run) perform(ctx context.Context, a *askModel, x act, final bool) bool
 			// The person saw an error: the outcome is unknown.
 			ru.unacked.Add(1)
 			a.mu.Lock()
-			if x.q >= 0 {
+			switch {
+			case x.by != "":
+				if a.team[x.by] == nil {
+					a.team[x.by] = &qModel{}
+				}
+				a.team[x.by].unsure = true
+				// Applied or not: with the other's response in, it may
+				// have ended the ask.
+				a.endTry = interaction.StatusAnswered
+			case x.q >= 0:
 				a.qs[x.q].unsure = true
 			}
 			if x.end != "" {
@@ -996,6 +1027,9 @@ func (ru *run) check(ctx context.Context) {
 		a.in.Questions = got.Questions
 		if len(got.Questions) == 1 && len(got.Questions[0].Options) > 0 && !got.Questions[0].MultiSelect {
 			a.shape = shapeOneTap
+			if got.Wanted > 1 {
+				a.shape, a.second, a.team = shapeTeam, people[1], map[string]*qModel{}
+			}
 		}
 		a.qs = make([]qModel, len(a.in.Questions))
 		ru.answer(ctx, r.fake.Person(a.person), a, rng, true)
@@ -1049,7 +1083,11 @@ func (ru *run) check(ctx context.Context) {
 	// process (see checkRenders).
 	vs = append(vs, ru.checkRenders(known)...)
 
-	// 5. PostgreSQL mode: every timer fired once, every callback
+	// 5. Every team ask ended once (one "ended" event in its audit trail).
+	teams, tvs := ru.checkTeamEnds(ctx, asks, listedByID)
+	vs = append(vs, tvs...)
+
+	// 6. PostgreSQL mode: every timer fired once, every callback
 	// delivered, and what the faults themselves checked.
 	var timers, callbacks string
 	if ru.set.postgres {
@@ -1101,9 +1139,9 @@ func (ru *run) check(ctx context.Context) {
 	if ru.set.postgres {
 		mode = fmt.Sprintf("PostgreSQL, %d replicas", len(r.slots))
 	}
-	ru.summary = fmt.Sprintf("summary (seed %d, %v, %s): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died; %d replicas' updates crossed an end (sent before it was drawn, drawn again after)%s%s",
+	ru.summary = fmt.Sprintf("summary (seed %d, %v, %s): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; %s; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died; %d replicas' updates crossed an end (sent before it was drawn, drawn again after)%s%s",
 		ru.set.seed, ru.set.dur, mode, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
-		ru.created.Load(), ended, ru.postFails.Load(), r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls, ru.crossed, timers, callbacks)
+		ru.created.Load(), ended, ru.postFails.Load(), teams, r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls, ru.crossed, timers, callbacks)
 	t.Logf("chaos %s", ru.summary)
 	for _, v := range vs {
 		r.errorf("invariant %q broken for ask %s: %s", v.invariant, v.ask, v.detail)
@@ -1168,6 +1206,11 @@ func (a *askModel) ackCount() int {
 			n++
 		}
 	}
+	for _, m := range a.team {
+		if m.lastAck != "" {
+			n++
+		}
+	}
 	if a.end != "" {
 		n++
 	}
@@ -1176,6 +1219,9 @@ func (a *askModel) ackCount() int {
 
 // compare checks an answered ask against the acknowledged acts. a.mu held.
 func (a *askModel) compare(ru *run, got interaction.Ask) []violation {
+	if a.shape == shapeTeam {
+		return a.compareTeam(ru, got)
+	}
 	var vs []violation
 	want := a.expected()
 	if got.Answer == nil {
