@@ -202,7 +202,7 @@ func (s *Server) exchangeCode(r *apiRequest) reply {
 		}
 	}
 	t := s.tm.teams[c.team]
-	g := &grant{team: c.team, enterprise: c.enterprise, orgWide: c.orgWide, botUser: t.botUser}
+	g := &grant{team: c.team, enterprise: c.enterprise, orgWide: c.orgWide, botUser: t.botUser, scopes: c.scopes}
 	if c.orgWide {
 		g.team = ""
 	}
@@ -246,10 +246,10 @@ func (s *Server) refreshToken(r *apiRequest) reply {
 	delete(s.tm.refresh, old.refresh)
 	// The old bot token keeps working until it expires; the new one is a
 	// grant of its own for the same installation.
-	g := &grant{team: old.team, enterprise: old.enterprise, orgWide: old.orgWide, botUser: old.botUser}
+	g := &grant{team: old.team, enterprise: old.enterprise, orgWide: old.orgWide, botUser: old.botUser, scopes: old.scopes}
 	s.issueLocked(g)
 	out := map[string]any{
-		"access_token": g.token, "token_type": "bot", "scope": "",
+		"access_token": g.token, "token_type": "bot", "scope": g.scopes,
 		"bot_user_id": g.botUser, "app_id": s.cfg.AppID,
 		"refresh_token": g.refresh, "expires_in": int(s.cfg.TokenTTL / time.Second),
 		"is_enterprise_install": g.orgWide,

@@ -221,7 +221,8 @@ func TestOAuthTokenRotation(t *testing.T) {
 		}
 	}
 	next, err := slack.RefreshOAuthV2TokenContext(ctx, http.DefaultClient, "fake-client-id", "fake-client-secret", in.RefreshToken, slack.OAuthOptionAPIURL(srv.APIURL()))
-	if err != nil || next.AccessToken == in.AccessToken || next.RefreshToken == in.RefreshToken || next.ExpiresIn != 12*3600 || next.Team.ID != "T0B" {
+	if err != nil || next.AccessToken == in.AccessToken || next.RefreshToken == in.RefreshToken || next.ExpiresIn != 12*3600 || next.Team.ID != "T0B" ||
+		next.Scope != in.Scope || next.TokenType != "bot" || next.BotUserID != in.BotUserID {
 		t.Fatalf("refresh = %+v, %v", next, err)
 	}
 	if _, _, err := slack.New(next.AccessToken, slack.OptionAPIURL(srv.APIURL())).PostMessageContext(ctx, "C0B", slack.MsgOptionText("hi", false)); err != nil {

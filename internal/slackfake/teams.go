@@ -43,6 +43,7 @@ type grant struct {
 	expires    int64 // unix seconds by Config.Now; 0: never
 	revoked    bool
 	refresh    string
+	scopes     string // as granted at install
 }
 
 func (s *Server) initTeams() {
