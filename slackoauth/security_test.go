@@ -1,6 +1,7 @@
 package slackoauth
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -292,4 +293,24 @@ func TestRedirectOnlyGet(t *testing.T) {
 	if status, body, _ := get(t, c, back); status != http.StatusOK {
 		t.Fatalf("the GET after a HEAD and a POST: %d\n%s", status, body)
 	}
+}
+
+// FuzzState: only a state the key made verifies, in the one spelling
+// the key gives it, and no input panics.
+func FuzzState(f *testing.F) {
+	key := stateKey(bytes.Repeat([]byte{3}, 32))
+	now := time.Unix(1_800_000_000, 0)
+	good, _ := key.newState("https://a.example.test"+RedirectPath, now.Add(time.Minute))
+	for _, seed := range []string{good, good[:len(good)-1], good + "A", flip(good, 0), flip(good, 5), "", "AAAA", strings.Repeat("_", maxStateLen)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := key.verify(s, "https://a.example.test"+RedirectPath, now)
+		if err == nil && key.encode(st, "https://a.example.test"+RedirectPath) != s {
+			t.Fatalf("%q verified, but the key spells its state %q", s, key.encode(st, "https://a.example.test"+RedirectPath))
+		}
+		if s == good && err != nil {
+			t.Fatalf("the key's own state: %v", err)
+		}
+	})
 }

@@ -68,12 +68,17 @@ func (k stateKey) newState(redirect string, expires time.Time) (string, state) {
 	var st state
 	_, _ = rand.Read(st.nonce[:]) // crypto/rand.Read never fails (Go 1.24+)
 	st.expires = time.Unix(expires.Unix(), 0)
+	return k.encode(st, redirect), st
+}
+
+// encode is st as a state string for redirect.
+func (k stateKey) encode(st state, redirect string) string {
 	b := make([]byte, 0, stateSize)
 	b = append(b, stateVersion)
 	b = append(b, st.nonce[:]...)
-	b = binary.BigEndian.AppendUint64(b, uint64(expires.Unix()))
-	b = append(b, k.mac(stateVersion, st.nonce[:], uint64(expires.Unix()), redirect)...)
-	return base64.RawURLEncoding.EncodeToString(b), st
+	b = binary.BigEndian.AppendUint64(b, uint64(st.expires.Unix()))
+	b = append(b, k.mac(stateVersion, st.nonce[:], uint64(st.expires.Unix()), redirect)...)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // verify checks a state's MAC for redirect and its expiry at now. It does
@@ -85,7 +90,8 @@ func (k stateKey) verify(s, redirect string, now time.Time) (state, error) {
 	if len(s) > maxStateLen {
 		return state{}, errStateForged
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: one state has one spelling.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || len(b) != stateSize || b[0] != stateVersion {
 		return state{}, errStateForged
 	}
