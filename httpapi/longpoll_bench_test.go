@@ -16,11 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/asktest"
 )
 
 var longPollCallers = flag.Int("longpoll.callers", 2000,
@@ -230,10 +230,15 @@ func TestLongPollServer(t *testing.T) {
 	if err != nil || (mode != "blocking" && mode != "parked") {
 		t.Fatalf("%s=%q: want MODE N", serverEnv, spec)
 	}
-	svc := newBenchSvc(n)
-	var as interaction.AskService = svc
-	if mode == "blocking" {
-		as = blockingOnly{svc}
+	svc := seedPending(n)
+	// The service as the server sees it: the AskService alone (blocking)
+	// or with Notifier (parked), nothing else of the fake's.
+	var as interaction.AskService = struct{ interaction.AskService }{svc}
+	if mode == "parked" {
+		as = struct {
+			interaction.AskService
+			Notifier
+		}{svc, svc}
 	}
 	api := New(as, Options{MaxWait: time.Hour})
 	srv := NewServer("127.0.0.1:0", api)
@@ -243,7 +248,7 @@ func TestLongPollServer(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	waiting := func() int { return int(svc.waits.Load()) + api.parkedCount() }
+	waiting := func() int { return svc.Waiters() + api.parkedCount() }
 
 	before := snapshot()
 	fmt.Printf("longpoll-server addr=%s\n", ln.Addr())
@@ -266,7 +271,9 @@ func TestLongPollServer(t *testing.T) {
 	})
 	fmt.Printf("longpoll-server mem=%s\n", d)
 
-	svc.endAll()
+	for i := range n {
+		svc.End(fmt.Sprintf("a%d", i), interaction.StatusAnswered, nil, nil) // "Yes"
+	}
 	for waiting() > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -282,115 +289,16 @@ func TestLongPollServer(t *testing.T) {
 	fmt.Println("longpoll-server done")
 }
 
-// benchSvc is a minimal AskService with n pending asks a0…a{n-1} that end
-// only by endAll. Wait blocks; Notify registers a callback without a
-// goroutine, as the bot's waiters do.
-type benchSvc struct {
-	mu    sync.Mutex
-	asks  map[string]*benchAsk
-	next  int
-	waits atomic.Int64 // callers blocked in Wait
-}
-
-type benchAsk struct {
-	ask    interaction.Ask
-	done   chan struct{}
-	notify map[int]func(interaction.Ask)
-}
-
-func newBenchSvc(n int) *benchSvc {
-	s := &benchSvc{asks: make(map[string]*benchAsk, n)}
+// seedPending returns the shared fake with n pending asks a0…a{n-1}, which
+// end only when the test ends them.
+func seedPending(n int) *asktest.Fake {
+	f := asktest.New(asktest.Config{})
 	created := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range n {
-		id := fmt.Sprintf("a%d", i)
-		s.asks[id] = &benchAsk{done: make(chan struct{}), ask: interaction.Ask{
-			ID: id, Status: interaction.StatusPending, CreatedAt: created, Channel: "C1",
+		f.Seed(interaction.Ask{
+			ID: fmt.Sprintf("a%d", i), Status: interaction.StatusPending, CreatedAt: created, Channel: "C1",
 			Questions: []interaction.Question{{ID: "q1", Question: "Ship it?", Options: []interaction.Option{{Label: "Yes"}, {Label: "No"}}}},
-		}}
+		}, "")
 	}
-	return s
+	return f
 }
-
-func (s *benchSvc) Create(context.Context, interaction.AskInput) (interaction.Ask, error) {
-	return interaction.Ask{}, interaction.Errorf(interaction.NoProvider, "benchSvc creates nothing")
-}
-
-func (s *benchSvc) Get(_ context.Context, id string) (interaction.Ask, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.asks[id]
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %s", id)
-	}
-	return a.ask, nil
-}
-
-func (s *benchSvc) Wait(ctx context.Context, id string) (interaction.Ask, error) {
-	s.mu.Lock()
-	a, ok := s.asks[id]
-	s.mu.Unlock()
-	if !ok {
-		return interaction.Ask{}, interaction.Errorf(interaction.NotFound, "no ask %s", id)
-	}
-	s.waits.Add(1)
-	select {
-	case <-a.done:
-	case <-ctx.Done():
-	}
-	s.waits.Add(-1)
-	return s.Get(context.WithoutCancel(ctx), id)
-}
-
-func (s *benchSvc) Withdraw(context.Context, string) (interaction.Ask, error) {
-	return interaction.Ask{}, interaction.Errorf(interaction.NoProvider, "benchSvc withdraws nothing")
-}
-
-func (s *benchSvc) List(context.Context, interaction.ListFilter) ([]interaction.Ask, error) {
-	return nil, nil
-}
-
-// Notify implements Notifier.
-func (s *benchSvc) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.asks[id]
-	if !ok || a.ask.Status.Ended() {
-		return func() {}
-	}
-	if a.notify == nil {
-		a.notify = map[int]func(interaction.Ask){}
-	}
-	s.next++
-	k := s.next
-	a.notify[k] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(a.notify, k)
-	}
-}
-
-// endAll answers every ask and wakes its waiters.
-func (s *benchSvc) endAll() {
-	var fns []func()
-	s.mu.Lock()
-	now := time.Date(2024, 1, 2, 3, 5, 0, 0, time.UTC)
-	for _, a := range s.asks {
-		a.ask.Status, a.ask.EndedAt = interaction.StatusAnswered, &now
-		a.ask.Answer = &interaction.Answer{Answers: []interaction.AnswerItem{{ID: "q1", Selected: []string{"Yes"}}}}
-		close(a.done)
-		for _, fn := range a.notify {
-			ask := a.ask
-			fns = append(fns, func() { fn(ask) })
-		}
-		a.notify = nil
-	}
-	s.mu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
-}
-
-// blockingOnly hides every method but the AskService ones, so the server
-// takes the blocking path.
-type blockingOnly struct{ interaction.AskService }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
@@ -82,10 +83,10 @@ type Fake struct {
 	withdraw []WithdrawCall
 	filter   interaction.ListFilter
 	hook     Hook
-	notify   map[string]map[int]func(interaction.Ask)
 	nextFn   int
 	events   []store.Event
 	createCx context.Context
+	waiters  atomic.Int64 // Waits blocked now
 
 	// Created receives the id of each new ask, Waiting the id of each
 	// Wait that blocks, Notified the id of each Notify registered (a
@@ -95,9 +96,10 @@ type Fake struct {
 }
 
 type entry struct {
-	ask  interaction.Ask
-	in   interaction.AskInput
-	done chan struct{}
+	ask    interaction.Ask
+	in     interaction.AskInput
+	done   chan struct{}
+	notify map[int]func(interaction.Ask) // Notify's callbacks
 }
 
 // New returns an empty Fake.
@@ -109,7 +111,7 @@ func New(cfg Config) *Fake {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
 	return &Fake{cfg: cfg, asks: map[string]*entry{}, byKey: map[string]string{}, calls: map[string]int{},
-		notify: map[string]map[int]func(interaction.Ask){}, Created: make(chan string, 1000), Waiting: make(chan string, 1000), Notified: make(chan string, 1000), Withdrawn: make(chan string, 1000)}
+		Created: make(chan string, 1000), Waiting: make(chan string, 1000), Notified: make(chan string, 1000), Withdrawn: make(chan string, 1000)}
 }
 
 // SetHook sets the hook every call runs first (nil: none).
@@ -337,13 +339,20 @@ func (f *Fake) Wait(ctx context.Context, id string) (interaction.Ask, error) {
 	case f.Waiting <- id:
 	default:
 	}
+	f.waiters.Add(1)
 	select {
 	case <-e.done: // the ask as it ended, handed to its waiters
+		f.waiters.Add(-1)
 		return f.Ask(id)
 	case <-ctx.Done(): // read again, as the service reads its store
+		f.waiters.Add(-1)
 		return f.Get(context.WithoutCancel(ctx), id)
 	}
 }
+
+// Waiters returns how many Waits are blocked now (Waiting says which
+// started, but drops beyond its buffer).
+func (f *Fake) Waiters() int { return int(f.waiters.Load()) }
 
 // Withdraw implements interaction.AskService.
 func (f *Fake) Withdraw(ctx context.Context, id string) (interaction.Ask, error) {
@@ -462,34 +471,35 @@ func (f *Fake) endLocked(e *entry, st interaction.Status, ans *interaction.Answe
 	f.emitLocked(e.ask.ID, store.EventEnded, by, map[string]any{"status": st, "by": by})
 	close(e.done)
 	ended := clone(e.ask)
-	for _, fn := range f.notify[e.ask.ID] { // with the lock held, as Notify allows
+	for _, fn := range e.notify { // with the lock held, as Notify allows
 		fn(ended)
 	}
-	delete(f.notify, e.ask.ID)
+	e.notify = nil
 }
 
-// Notify is httpapi's Notifier: fn is called once, when ask id ends;
-// cancel drops it.
+// Notify is httpapi's Notifier: fn is called once, when ask id ends (never
+// for an ask that ended before, or that is unknown); cancel drops it.
 func (f *Fake) Notify(id string, fn func(interaction.Ask)) (cancel func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.nextFn++
-	n := f.nextFn
-	if f.notify[id] == nil {
-		f.notify[id] = map[int]func(interaction.Ask){}
-	}
-	f.notify[id][n] = fn
 	select {
 	case f.Notified <- id:
 	default:
 	}
+	e, ok := f.asks[id]
+	if !ok || e.ask.Status.Ended() {
+		return func() {}
+	}
+	f.nextFn++
+	n := f.nextFn
+	if e.notify == nil {
+		e.notify = map[int]func(interaction.Ask){}
+	}
+	e.notify[n] = fn
 	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		delete(f.notify[id], n)
-		if len(f.notify[id]) == 0 {
-			delete(f.notify, id)
-		}
+		delete(e.notify, n)
 	}
 }
 
@@ -498,8 +508,8 @@ func (f *Fake) Notifications() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
-	for _, m := range f.notify {
-		n += len(m)
+	for _, e := range f.asks {
+		n += len(e.notify)
 	}
 	return n
 }
