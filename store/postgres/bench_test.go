@@ -3,9 +3,16 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres/pgtest"
@@ -74,4 +81,85 @@ func BenchmarkUpdateParallel(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkUpdateCPU updates 64 records in turn, as clicks on many asks
+// do, and reports the CPU each Update costs this process (getrusage: the
+// store, pgx, the LISTEN reader) and the PostgreSQL backends serving the
+// Store (found by application_name, read from /proc: the pool's and the
+// LISTEN connection's), and its round trips. Run it with -benchtime 3000x
+// or more: /proc counts in 10 ms ticks.
+func BenchmarkUpdateCPU(b *testing.B) {
+	u, err := url.Parse(pgtest.URL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	app := fmt.Sprintf("slackask_bench_%d", time.Now().UnixNano())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	s := openURL(b, u.String())
+	ctx := context.Background()
+	const records = 64
+	for i := range records {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%02d", i), time.Now())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	backends := func() time.Duration {
+		rows, err := s.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			b.Fatal(err)
+		}
+		var t time.Duration
+		for _, pid := range pids {
+			t += procCPU(int(pid))
+		}
+		return t
+	}
+	self := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b0, c0, t0 := backends(), self(), s.RoundTrips()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := s.Update(ctx, fmt.Sprintf("ask-%02d", i%records), func(r *store.Record) error {
+			r.Rev++
+			r.Synced = i%2 == 0
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	trips := s.RoundTrips() - t0 // before the backends' read, a statement too
+	c1 := self()
+	b1 := backends()
+	n := float64(b.N)
+	b.ReportMetric(float64((c1-c0).Microseconds())/n, "client-cpu-µs/op")
+	b.ReportMetric(float64((b1-b0).Microseconds())/n, "server-cpu-µs/op")
+	b.ReportMetric(float64(trips)/n, "round-trips/op")
+}
+
+// procCPU is the user and system CPU time of process pid (0 when it cannot
+// be read), from /proc/<pid>/stat in clock ticks of 10 ms.
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	st := string(raw)
+	f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
