@@ -86,13 +86,13 @@ func (e *NoteError) Is(target error) bool { return target == ErrNoteNeeded }
 // Internal outcomes of an act's compare-and-set function.
 var (
 	errNoChange  = errors.New("asks: nothing to change")
-	errNotPosted = errors.New("asks: the ask's message has no ts yet")
+	errNotPosted = errors.New("asks: the ask's message is not posted yet")
 	errGroups    = errors.New("asks: responder groups must be asked")
 )
 
 // notPostedWaits and notPostedPause bound how long an act waits for the
-// ask's ts: a click can beat the store, as the surface shows the message
-// before its post has returned the ts to us.
+// ask to be posted (Record.Posted): a click can beat the store, as the
+// surface shows the message before its post has said where it landed.
 const (
 	notPostedWaits = 40
 	notPostedPause = 50 * time.Millisecond
@@ -406,8 +406,8 @@ func (s *Service) legacyRef(r *Record) {
 }
 
 // admit checks, inside the compare-and-set, that a belongs to r and that
-// its person may act on it. With patient, an ask whose ts is not stored
-// yet is errNotPosted (wait and retry); else it fails the message check.
+// its person may act on it. With patient, an ask not posted yet (no
+// place stored) is errNotPosted (wait and retry); else it fails the message check.
 // errGroups: the person is not a listed responder, but may be in a
 // listed group (the caller asks the surface, then retries with
 // groupsChecked).

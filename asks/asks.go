@@ -244,7 +244,7 @@ func (s *Service) Ask(ctx context.Context, r interaction.Request) (interaction.A
 // codes, IDEMPOTENCY_MISMATCH for a used IdempotencyKey with another
 // request, SLACK_ERROR when the surface refuses the post (nothing is kept
 // then). When the post's outcome is unknown (ErrOutcomeUnknown) the ask is
-// kept and returned without TS; its message is looked for and adopted, or
+// kept and returned not posted (no ts); its message is looked for and adopted, or
 // posted once, in the background.
 func (s *Service) Create(ctx context.Context, in interaction.AskInput) (interaction.Ask, error) {
 	ask, _, err := s.CreateIdempotent(ctx, in)
@@ -509,7 +509,7 @@ func (s *Service) post(ctx context.Context, rec Record) (Record, error) {
 	}
 	s.stats.posts.Add(1)
 	at.Channel = cmp.Or(at.Channel, rec.Channel)
-	// The link is asked for before the ts is stored, so that both go in
+	// The link is asked for before the place is stored, so that both go in
 	// one store write (on PostgreSQL two round trips and a commit fewer
 	// per ask). A crash in between leaves a posted message unknown to its
 	// record, as one during the post does: it is looked for (FindPosted)

@@ -87,7 +87,7 @@ func onCopy(a Act, r *Record) bool {
 
 // copyPosting reports whether r has a copy whose post may have landed
 // without its reference stored yet: an act on an unknown view then waits
-// for it, as an act on the main message waits for its ts.
+// for it, as an act on the main message waits for it to be posted.
 func copyPosting(r *Record) bool {
 	for _, c := range r.Copies {
 		if c.Ref == "" && c.Failed == "" && !c.Attempt.IsZero() {

@@ -49,8 +49,8 @@ func (p *posting) release(id string) {
 	delete(p.m, id)
 }
 
-// resolvePost settles an ask whose post's outcome is unknown (rec has no
-// ts): in the background it looks for the ask's message and adopts it, or,
+// resolvePost settles an ask whose post's outcome is unknown (rec is not
+// Posted): in the background it looks for the ask's message and adopts it, or,
 // when there is none, posts it (a pending ask only) — once for all the
 // callers that ask for it at the same time. An ask being posted or
 // resolved by this process already is left to that.
@@ -86,8 +86,8 @@ func (s *Service) settle(rec Record, mayPost bool) {
 // why.
 var errNotSettled = errors.New("asks: the ask's post is not settled")
 
-// resolveLeft settles an ask a retried create found without a ts (its
-// creator may have died between the post and storing the ts): its message
+// resolveLeft settles an ask a retried create found not posted (its
+// creator may have died between the post and storing its place): its message
 // is looked for and adopted at once, but posted only once no post of it
 // can still be in flight anywhere (a post is bounded by PostTimeout), so
 // that a retry arriving at another replica while the first one posts
@@ -194,8 +194,8 @@ func (s *Service) storePermalink(ctx context.Context, rec Record) Record {
 }
 
 // fillPermalink stores the link of an ask that has its message but no link:
-// the process that posted it died between storing the ts and storing the
-// link, or Slack could not give one then. An ask this process is posting
+// the process that posted it died between storing its place and storing
+// the link, or Slack could not give one then. An ask this process is posting
 // is left alone: that post stores its link itself.
 func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
 	if !rec.Posted() || rec.Permalink != "" || !s.posting.claim(rec.ID) {
@@ -206,7 +206,7 @@ func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
 }
 
 // permalinkWait bounds the wait for a link that is stored together with
-// the message's ts: it holds that store write back. A link not had in
+// the message's place: it holds that store write back. A link not had in
 // time is filled in later (fillPermalink).
 const permalinkWait = 2 * time.Second
 

@@ -222,7 +222,7 @@ func (s *Service) postLeft(ctx context.Context, rec Record) error {
 
 // adoptOrPost finishes an ask whose post may or may not have reached the
 // surface before the process died: an earlier message of the ask is
-// adopted (its ts stored, the message re-rendered), else it is posted.
+// adopted (its place stored, the message re-rendered), else it is posted.
 func (s *Service) adoptOrPost(ctx context.Context, rec Record) (Record, error) {
 	at, err := s.surface.FindPosted(ctx, rec)
 	if err != nil {
