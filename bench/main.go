@@ -73,6 +73,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // config sizes the benchmarks.
@@ -491,9 +493,6 @@ func waitForLoad(ctx context.Context, limit float64, d time.Duration, logf func(
 	deadline := time.Now().Add(d)
 	for load1() >= limit && time.Now().Before(deadline) && ctx.Err() == nil {
 		logf("load %s: waiting for the 1-minute average to drop below %.2f", loadAvg(), limit)
-		select {
-		case <-ctx.Done():
-		case <-time.After(15 * time.Second):
-		}
+		clock.Sleep(ctx, 15*time.Second)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
@@ -355,10 +356,8 @@ func settledRSS(ctx context.Context, pid int, maxWait time.Duration) (int64, err
 	}
 	prev := st["VmRSS"]
 	for deadline := time.Now().Add(maxWait); time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, time.Second) {
 			return prev, ctx.Err()
-		case <-time.After(time.Second):
 		}
 		if st, err = procStatus(pid); err != nil {
 			return 0, err

@@ -14,7 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/interaction"
-	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/backoff"
 	"github.com/slackask/slackask/store"
 )
 
@@ -289,16 +289,17 @@ func (s *Stored) waitForSwap(ctx context.Context, key string, version int64, ref
 	if !strings.Contains(refreshErr.Error(), "invalid_refresh_token") {
 		return false
 	}
-	for i := 0; i < swapWaits; i++ {
+	pause := backoff.Backoff{Min: swapPause, Max: swapPause, Jitter: -1}
+	return backoff.Retry{Pause: &pause, Tries: swapWaits}.Do(ctx, func(int) error {
 		if again, err := s.rowByKey(ctx, key); err == nil && again.Version != version {
-			return true
+			return nil
 		}
-		if !clock.Sleep(ctx, swapPause) {
-			return false
-		}
-	}
-	return false
+		return errRowUnchanged
+	}) == nil
 }
+
+// errRowUnchanged is waitForSwap's failed attempt: the row is as it was.
+var errRowUnchanged = errors.New("installation row unchanged")
 
 // keepOrFail returns in while its token still works, logging why it was
 // not refreshed; once it has expired, the error.

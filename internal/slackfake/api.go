@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slackask/slackask/internal/clock"
 )
 
 // Call is one Web API request as the fake received it.
@@ -118,14 +120,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, method string)
 	s.mu.Lock()
 	delay := s.takeDelayLocked(method)
 	s.mu.Unlock()
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return // the client gave up; the call stays applied
-		}
+	if delay > 0 && !clock.Sleep(r.Context(), delay) {
+		return // the client gave up; the call stays applied
 	}
 	writeReply(w, rep)
 }
