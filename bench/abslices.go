@@ -24,23 +24,11 @@ import (
 // and each turn's own p99 is kept: the report judges the median of the
 // turns' p99s.
 //
-// Why interleaved: on a shared two-core host the machine's own state
-// (other tenants, the page cache, the load average) changes from one
-// second to the next, and a burst of a second sets the p99 of whatever
-// it hits. With whole runs per build, and then with turns of two seconds
-// each, one build caught bursts the other did not. Interleaved, a burst
-// hits both builds' envelopes alike. The price is that the builds share
-// the machine while measured: each one's work after an ack can delay the
-// other's next envelope.
-//
-// Why rounds, each with fresh copies of the binaries: with one setup per
-// build for the whole run, the same binary on both sides (an A/A run)
-// gave one side a lower p99 for the whole run, by more than the 10 % the
-// A/B is held to, and the side followed the binary's file (the linker's
-// output or a copy made by cp), not the order of setup. Each round runs
-// both builds from copies made the same way (stageBinary), set up in
-// alternating order, so what is left of one setup's luck is spread over
-// both builds (BENCHMARKS.md).
+// Interleaved, so that a burst of the shared machine hits both builds'
+// samples alike (the price: each build's work can delay the other's next
+// envelope); in rounds from fresh copies of both binaries, because one
+// setup per build for a whole run favoured one side even in an A/A run
+// (18e8daf says how much; BENCHMARKS.md, "A/B").
 type abSliceRun struct {
 	slices   int // turns per build and rate (answers too), over all rounds
 	rounds   int // each round starts both builds afresh

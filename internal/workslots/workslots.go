@@ -9,8 +9,8 @@ import (
 
 // Slots bounds the CPU-heavy work that follows acks (decoding payloads,
 // the store's work: store/slotted) to GOMAXPROCS−1 goroutines, so that a
-// processor is always free for the Socket Mode reader (ARCHITECTURE.md,
-// "Acks").
+// processor is always free for the Socket Mode reader, whose acks then
+// never queue behind that work (the measurements: 307019a).
 type Slots chan struct{}
 
 // New returns the slots of this process: GOMAXPROCS−1, at least one.

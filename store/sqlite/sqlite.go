@@ -130,15 +130,11 @@ type Store struct {
 // The WAL is copied into the database file in the background, on its own
 // connection, once the writer has been idle for checkpointIdle, or after
 // checkpointMaxWrites commits in any case (which bounds the WAL to a few
-// tens of MB under sustained load). SQLite's automatic checkpoint runs
-// inside the commit that fills the WAL to 1,000 pages; with its fsyncs that
-// commit took 25-30 ms where others take 0.2 ms, and a checkpoint in the
-// background while commits go on stalled them as long: the disk's flushes
-// hold up the writer's appends (BenchmarkUpdateLatency, 15,000 updates
-// back to back: slowest 25-31 ms with SQLite's checkpoint, 29-53 ms with
-// one every second in the background, 2.5-4.2 ms with none among them).
-// People answer in bursts with seconds between, so the idle checkpoint is
-// the one that runs.
+// tens of MB under sustained load), never inside a commit: SQLite's own
+// checkpoint, or one running while commits go on, stalls them for its
+// fsyncs (tens of ms against 0.2; the figures are in a2474bb). People
+// answer in bursts with seconds between, so the idle checkpoint is the one
+// that runs.
 const (
 	checkpointPoll      = 100 * time.Millisecond
 	checkpointIdle      = 250 * time.Millisecond
