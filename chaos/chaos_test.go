@@ -1075,7 +1075,7 @@ func (ru *run) check(ctx context.Context) {
 			add("pending ask answerable", id, 0, "60 s after the run the pending ask still has no message")
 			continue
 		}
-		add("message matches the record", id, 0, "60 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one)", status)
+		add("message matches the record", id, 0, "60 s after the run the message of the %s ask still disagrees with it (live controls on an ended ask, or none on a pending one); its updates: %s", status, ru.updatesOf(listedByID[id].TS))
 	}
 
 	// 4. No ask ended twice: the message, once drawn ended, never shows
@@ -1383,6 +1383,33 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 		}
 	}
 	return vs
+}
+
+// updatesOf describes the chat.update calls of the message ts, in the
+// order the fake applied (or refused) them, for a failure's report.
+func (ru *run) updatesOf(ts string) string {
+	var out []string
+	for _, c := range ru.r.fake.Calls() {
+		if c.Method != "chat.update" || c.Params["ts"] != ts {
+			continue
+		}
+		rev := "?"
+		if r, ok := blocks.MessageRef([]byte(c.Params["blocks"])); ok {
+			rev = strconv.Itoa(r.Rev)
+		}
+		d := fmt.Sprintf("rev %s live %v by child %s at %s", rev, liveControls(c.Params["blocks"]), c.Params[senderParam], c.At.Format("15:04:05.000"))
+		if c.Error != "" {
+			d += " refused: " + c.Error
+		}
+		if c.Params[deadSenderParam] != "" {
+			d += " (its sender dead)"
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
 
 // arrivedBefore reports whether call c reached the proxy before t.
