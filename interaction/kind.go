@@ -19,9 +19,9 @@ import (
 // Adding a kind: its Kind, KindSpec and rule in KindOf here (with the JSON
 // Schema of any new field in KindFields, which the MCP tool takes, and its
 // checks in validateKind); its drawer in blocks/kinds.go and how many
-// options Slack can draw of it in slackid.MaxOptionsOf; the new field,
-// if any, in types.go and httpapi/openapi.json (tests hold the OpenAPI
-// document and the MCP schema to the Go types).
+// options Slack can draw of it in slackid.MaxOptionsOf; its display value
+// or new field in httpapi/openapi.json (and a field in types.go); tests
+// hold the OpenAPI document and the MCP schema to the Go types.
 
 // Kind is the control a question is answered with, decided by KindOf.
 type Kind string
