@@ -206,9 +206,11 @@ func (s *Service) fillPermalink(ctx context.Context, rec Record) Record {
 }
 
 // permalinkWait bounds the wait for a link that is stored together with
-// the message's place: it holds that store write back. A link not had in
-// time is filled in later (fillPermalink).
-const permalinkWait = 2 * time.Second
+// the message's place: it holds that store write back, and a click on the
+// message meanwhile waits for that place (notPostedWaits × notPostedPause,
+// 2 s), so it stays well inside that. A link not had in time is filled in
+// later (fillPermalink).
+const permalinkWait = time.Second
 
 // setPermalink sets r's link when it has none and link is one.
 func setPermalink(r *Record, link string) {
