@@ -9,23 +9,27 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/memory"
 )
 
-// drawnBack returns the first rendering of ask id that f drew pending
-// after it had drawn the ask ended ("" when none): the message went back
-// to an older state, live controls on an ended ask.
+// drawnBack describes the first rendering of ask id that f drew after a
+// newer one ("" when none): the message went back to an older state (live
+// controls on an ended ask, when the newer one drew the end).
 func drawnBack(f *surface, id string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ended := false
+	newest := Record{}
 	for _, u := range f.updates {
 		switch {
 		case u.ID != id:
-		case u.Status.Ended():
-			ended = true
-		case ended:
-			return "rev " + strconv.Itoa(u.Rev) + " (" + string(u.Status) + ") drawn after the end"
+		case u.Rev < newest.Rev:
+			return "rev " + strconv.Itoa(u.Rev) + " (" + string(u.Status) + ") drawn after rev " + strconv.Itoa(newest.Rev) + " (" + string(newest.Status) + ")"
+		default:
+			newest = u
 		}
 	}
 	return ""
@@ -142,5 +146,71 @@ func TestWaitingMarkRendersTheRecordAsItStands(t *testing.T) {
 	}
 	if u, _ := base.lastUpdate(ask.ID); u.Status != interaction.StatusCancelled || !r.get(ask.ID).Synced {
 		t.Fatalf("the message shows %s, synced %v", u.Status, r.get(ask.ID).Synced)
+	}
+}
+
+// twiceStore runs each Update's fn first on a copy of stale (when set),
+// discarding what it did, then as its store does: a PostgreSQL Store tries
+// fn on the record as it last wrote it and, when the row moved on, calls
+// fn again on a fresh copy (store.Store.Update: fn may run twice).
+type twiceStore struct {
+	store.Store
+	stale atomic.Pointer[Record]
+}
+
+func (s *twiceStore) Update(ctx context.Context, id string, fn func(*Record) error) (Record, error) {
+	if st := s.stale.Load(); st != nil && st.ID == id {
+		c := store.Clone(*st)
+		_ = fn(&c)
+	}
+	return s.Store.Update(ctx, id, fn)
+}
+
+// A stale click's resync marks what the last run of its compare-and-set
+// saw: a first run on an older copy (unsynced there) leaves nothing behind
+// when the fresh run finds the record moved on, so no older revision is
+// drawn over the newer one that another replica drew.
+func TestStaleClickResyncUsesTheLastRun(t *testing.T) {
+	st, surf := memory.New(), newSurface()
+	twice := &twiceStore{Store: st}
+	var svcs []*Service
+	for _, s := range []store.Store{twice, st} {
+		svc, err := New(Config{Store: s, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = svc.Close() })
+		<-svc.recovered
+		svcs = append(svcs, svc)
+	}
+	ctx := context.Background()
+	ask, err := svcs[1].Create(ctx, interaction.AskInput{Request: twoQuestions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := svcs[1].Other(ctx, click(ask, alice), 0, "first") // rev 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svcs[1].Other(ctx, click(ask, alice), 1, "second"); err != nil { // rev 3
+		t.Fatal(err)
+	}
+	waitFor(t, "rev 3 drawn", func() bool {
+		u, ok := surf.lastUpdate(ask.ID)
+		rec, _ := st.Get(ctx, ask.ID)
+		return ok && u.Rev == 3 && rec.Synced
+	})
+	stale := store.Clone(seen)
+	stale.Synced = false
+	twice.stale.Store(&stale)
+	seen.Synced = true
+	svcs[0].resyncStale(click(ask, bob), &seen) // bob clicked rev 1 on replica 0, whose act saw rev 2
+	svcs[0].bg.Wait()
+	svcs[0].syncer.waitIdle(ctx)
+	if back := drawnBack(surf, ask.ID); back != "" {
+		t.Fatal(back)
 	}
 }

@@ -367,6 +367,7 @@ func (s *Service) resyncStale(a Act, rec *Record) {
 		defer cancel()
 		var pending *Record // unsynced already: its update is due; bring it forward
 		cur, err := s.store.Update(ctx, r.ID, func(x *Record) error {
+			pending = nil // fn may run twice (store.Store.Update): only the last run's copy counts
 			switch {
 			case x.Rev != r.Rev:
 				return errNoChange // moved on: that change brings the message in step
