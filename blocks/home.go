@@ -125,7 +125,7 @@ func AnswerModal(v View, privateMetadata string) slack.ModalViewRequest {
 		if len(q.Options) > 0 {
 			opts, _ := menuOptions(q)
 			var el slack.BlockElement
-			if q.MultiSelect {
+			if interaction.Spec(v.Request, i).Multi { // the kind table says, as the form's reading does
 				el = slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain("Choose"), AnswerPickID, opts...)
 			} else {
 				el = slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Choose"), AnswerPickID, opts...)
