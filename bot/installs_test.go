@@ -41,7 +41,7 @@ func (s *testInstalls) Remove(_ context.Context, enterprise, team string) ([]str
 	defer s.mu.Unlock()
 	var keys []string
 	for key, in := range s.m {
-		if (team != "" && in.Team == team && !in.OrgWide) || (team == "" && in.Enterprise == enterprise) {
+		if (team != "" && in.Team == team && !in.OrgWide) || (team == "" && in.OrgWide && in.Enterprise == enterprise) {
 			delete(s.m, key)
 			keys = append(keys, key)
 		}

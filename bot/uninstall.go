@@ -15,8 +15,10 @@ import (
 // works, so nobody can answer its workspace's pending asks. They end
 // aborted, saying why (asks.Service.EndWorkspace); other workspaces keep
 // working. With many workspaces the installation is removed
-// (Config.Uninstalls; for an org-wide install, every one of the org's)
-// and its client and Homes forgotten; a single-workspace bot reports the
+// (Config.Uninstalls; for an org-wide install, that one only: a
+// workspace of the org with its own install keeps it, as Slack does, each
+// installation having its own token and its own uninstall event) and its
+// client and Homes forgotten; a single-workspace bot reports the
 // app uninstalled (Ready) until the process is restarted with a working
 // token. It does not block.
 func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
@@ -61,7 +63,7 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 		if b.cfg.Uninstalls != nil {
 			enterprise, team := ev.Enterprise, ev.Team
 			if key == ev.Enterprise {
-				team = "" // the org-wide install, and with it the org's
+				team = "" // the org-wide install alone
 			}
 			removed, err := b.cfg.Uninstalls.Remove(ctx, enterprise, team)
 			if err != nil {

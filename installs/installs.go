@@ -79,7 +79,8 @@ func (s Static) Lookup(context.Context, string, string) (Installation, error) {
 // workspace (app_uninstalled, tokens_revoked for its bot). Stored is one.
 type Remover interface {
 	// Remove deletes the team's own installation when team is not "",
-	// else every installation of enterprise, and returns the keys
+	// else the org-wide installation of enterprise (not its teams' own:
+	// each has its token and its own uninstall), and returns the keys
 	// removed (none when they were gone already).
 	Remove(ctx context.Context, enterprise, team string) ([]string, error)
 }

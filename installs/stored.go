@@ -100,7 +100,14 @@ type Stored struct {
 
 	mu    sync.Mutex
 	locks map[string]chan struct{} // per installation key: held by the refresher
+	// learned is when every org-wide install's teams were last asked of
+	// Slack (under the lock learnLock)
+	learned time.Time
 }
+
+// learnLock is the lock key of relearning teams (no installation key
+// starts with a space).
+const learnLock = " teams"
 
 // StoredConfig configures a Stored.
 type StoredConfig struct {
@@ -113,6 +120,65 @@ type StoredConfig struct {
 	Now func() time.Time
 	// Log gets refresh failures (never a token); nil: none.
 	Log *zerolog.Logger
+	// Teams lists the workspaces an org-wide token serves (Slack's
+	// auth.teams.list), so that a team of an Enterprise Grid org is
+	// found by its own id (T…); nil: an org-wide install is found by its
+	// enterprise only.
+	Teams TeamLister
+	// RelearnEvery bounds how often a lookup of an unknown team asks
+	// Slack again for every org-wide install's teams
+	// (DefaultRelearnEvery when zero).
+	RelearnEvery time.Duration
+}
+
+// DefaultRelearnEvery: an unknown team asks Slack at most once a minute
+// per process which teams the org-wide installs serve (auth.teams.list is
+// Tier 2, about 20 calls a minute per org).
+const DefaultRelearnEvery = time.Minute
+
+// TeamLister lists the workspaces (T…) a token serves: for an org-wide
+// install's token, the workspaces of its organization the app was added
+// to.
+type TeamLister interface {
+	Teams(ctx context.Context, token string) ([]string, error)
+}
+
+// SlackTeams lists teams with Slack's auth.teams.list through slack-go,
+// every page of it.
+type SlackTeams struct {
+	// APIURL is the Web API base ending in "/" (slack.APIURL when empty).
+	APIURL string
+	// HTTP is the client (http.DefaultClient when nil).
+	HTTP *http.Client
+}
+
+// Teams implements TeamLister. Its errors carry Slack's error code, never
+// the token.
+func (l SlackTeams) Teams(ctx context.Context, token string) ([]string, error) {
+	opts := []slack.Option{}
+	if l.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(l.APIURL))
+	}
+	if l.HTTP != nil {
+		opts = append(opts, slack.OptionHTTPClient(l.HTTP))
+	}
+	api := slack.New(token, opts...)
+	var out []string
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		teams, next, err := api.ListTeamsContext(ctx, slack.ListTeamsParameters{Limit: 1000, Cursor: cursor})
+		if err != nil {
+			return nil, interaction.Errorf(interaction.SlackError, "auth.teams.list: %s", scrub(err.Error(), token))
+		}
+		for _, t := range teams {
+			out = append(out, t.ID)
+		}
+		if next == "" {
+			return out, nil
+		}
+		cursor = next
+	}
+	return nil, interaction.Errorf(interaction.SlackError, "auth.teams.list: more than 100 pages")
 }
 
 var (
@@ -127,6 +193,9 @@ func NewStored(st store.InstallStore, sealer *Sealer, cfg StoredConfig) *Stored 
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.RelearnEvery <= 0 {
+		cfg.RelearnEvery = DefaultRelearnEvery
 	}
 	return &Stored{store: st, sealer: sealer, cfg: cfg, locks: map[string]chan struct{}{}}
 }
@@ -170,7 +239,83 @@ func (s *Stored) Save(ctx context.Context, in Installation) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	if in.OrgWide && s.cfg.Teams != nil {
+		// Slack adds an org-wide app to no workspace at install; an admin
+		// adds it later (team_access_granted), and an unknown team asks
+		// again. A failure here is not the install's.
+		if err := s.learn(ctx, in); err != nil && s.cfg.Log != nil {
+			s.cfg.Log.Warn().Err(err).Str("installation", in.Key()).Msg("could not list the workspaces of the org-wide install; asked again when one is named")
+		}
+	}
 	return nil
+}
+
+// Learn asks Slack which workspaces the org-wide install of enterprise
+// serves and records them (team_access_granted, team_access_revoked).
+func (s *Stored) Learn(ctx context.Context, enterprise string) error {
+	op := fmt.Sprintf("installs learn teams of %q", enterprise)
+	if s.cfg.Teams == nil {
+		return nil
+	}
+	in, err := s.Lookup(ctx, enterprise, "")
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.learn(ctx, in); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// learn records the teams the org-wide installation in serves.
+func (s *Stored) learn(ctx context.Context, in Installation) error {
+	teams, err := s.cfg.Teams.Teams(ctx, in.BotToken)
+	if err != nil {
+		return err
+	}
+	return s.store.SetInstallTeams(ctx, in.Enterprise, teams)
+}
+
+// relearn asks Slack again for the teams of every org-wide install, at
+// most once per RelearnEvery in the process, and reports whether it did.
+func (s *Stored) relearn(ctx context.Context) bool {
+	unlock, err := s.lock(ctx, learnLock)
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	now := s.cfg.Now()
+	if !s.learned.IsZero() && now.Sub(s.learned) < s.cfg.RelearnEvery {
+		return false
+	}
+	s.learned = now
+	rows, err := s.store.Installs(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range rows {
+		if !r.OrgWide {
+			continue
+		}
+		in, err := s.Lookup(ctx, r.Enterprise, "")
+		if err == nil {
+			err = s.learn(ctx, in)
+		}
+		if err != nil && s.cfg.Log != nil {
+			s.cfg.Log.Warn().Err(err).Str("installation", r.Key).Msg("could not list the workspaces of the org-wide install")
+		}
+	}
+	return true
+}
+
+// Teams returns the workspaces recorded for the org-wide install of
+// enterprise (as auth.teams.list last named them), sorted.
+func (s *Stored) Teams(ctx context.Context, enterprise string) ([]string, error) {
+	teams, err := s.store.InstallTeams(ctx, enterprise)
+	if err != nil {
+		return nil, fmt.Errorf("installs teams of %q: %w", enterprise, err)
+	}
+	return teams, nil
 }
 
 // Lookup implements Source: the installation serving team of enterprise,
@@ -179,6 +324,11 @@ func (s *Stored) Save(ctx context.Context, in Installation) error {
 func (s *Stored) Lookup(ctx context.Context, enterprise, team string) (Installation, error) {
 	op := fmt.Sprintf("installs lookup %q/%q", enterprise, team)
 	r, err := s.store.InstallFor(ctx, enterprise, team)
+	if errors.Is(err, store.ErrNoInstall) && enterprise == "" && team != "" && s.cfg.Teams != nil && s.relearn(ctx) {
+		// A team named alone may be one an org-wide install was added
+		// to since its teams were last listed.
+		r, err = s.store.InstallFor(ctx, enterprise, team)
+	}
 	if errors.Is(err, store.ErrNoInstall) {
 		return Installation{}, fmt.Errorf("%s: %w", op, ErrNotInstalled)
 	}
@@ -329,8 +479,8 @@ func (s *Stored) rowByKey(ctx context.Context, key string) (store.InstallRow, er
 }
 
 // Remove deletes the team's own installation when team is not "", else
-// every installation of enterprise (app_uninstalled, tokens_revoked), and
-// returns the keys removed.
+// the org-wide installation of enterprise and the teams recorded for it
+// (app_uninstalled, tokens_revoked), and returns the keys removed.
 func (s *Stored) Remove(ctx context.Context, enterprise, team string) ([]string, error) {
 	gone, err := s.store.DeleteInstalls(ctx, enterprise, team)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -118,11 +119,15 @@ func TestStoredLookupFallsBackToTheOrgWideInstall(t *testing.T) {
 	if !errors.Is(err, ErrNotInstalled) || interaction.ErrorCode(err) != interaction.NotFound {
 		t.Errorf("Lookup(unknown) = %v, want ErrNotInstalled (NOT_FOUND)", err)
 	}
-	if gone, err := st.Remove(ctx, "E1", ""); err != nil || strings.Join(gone, ",") != "E1,T1" {
-		t.Errorf("Remove(E1) = %v, %v", gone, err)
+	// The org-wide install's uninstall leaves the team's own install.
+	if gone, err := st.Remove(ctx, "E1", ""); err != nil || strings.Join(gone, ",") != "E1" {
+		t.Errorf("Remove(E1) = %v, %v; want E1 alone", gone, err)
 	}
-	if _, err := st.Lookup(ctx, "E1", "T1"); !errors.Is(err, ErrNotInstalled) {
-		t.Errorf("Lookup after Remove = %v", err)
+	if in, err := st.Lookup(ctx, "E1", "T1"); err != nil || in.BotToken != "xoxb-team" {
+		t.Errorf("Lookup(E1, T1) after the org's Remove = %q, %v; want the team's own", in.BotToken, err)
+	}
+	if _, err := st.Lookup(ctx, "E1", "T2"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Lookup(E1, T2) after Remove = %v", err)
 	}
 	if err := st.Save(ctx, Installation{Team: "T3"}); interaction.ErrorCode(err) != interaction.InvalidRequest {
 		t.Errorf("Save without a token = %v, want INVALID_REQUEST", err)
@@ -500,5 +505,102 @@ func TestStoredPostgresRowsHoldNoToken(t *testing.T) {
 		if strings.Contains(raw, secret) || strings.Contains(row, hex.EncodeToString([]byte(secret))) {
 			t.Errorf("the raw row holds %q", secret)
 		}
+	}
+}
+
+// listTeams is a TeamLister over a map of token → teams, counting calls.
+type listTeams struct {
+	mu    sync.Mutex
+	teams map[string][]string
+	calls int
+}
+
+func (l *listTeams) Teams(_ context.Context, token string) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	teams, ok := l.teams[token]
+	if !ok {
+		return nil, interaction.Errorf(interaction.SlackError, "auth.teams.list: invalid_auth")
+	}
+	return slices.Clone(teams), nil
+}
+
+func (l *listTeams) set(token string, teams ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.teams[token] = teams
+}
+
+func (l *listTeams) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls
+}
+
+// TestStoredFindsATeamOfAnOrgWideInstall: a team named alone (T…) finds
+// the org-wide install serving it once auth.teams.list names it: listed at
+// install, and again (at most once per RelearnEvery) when an unknown team
+// is named, so a workspace added to the app later is found too.
+func TestStoredFindsATeamOfAnOrgWideInstall(t *testing.T) {
+	ctx := t.Context()
+	now := t0
+	lister := &listTeams{teams: map[string][]string{"xoxb-org": {"T1"}}}
+	st := NewStored(memory.New(), sealer(t), StoredConfig{Teams: lister, RelearnEvery: time.Minute, Now: func() time.Time { return now }})
+	if err := st.Save(ctx, Installation{Enterprise: "E1", OrgWide: true, BotToken: "xoxb-org"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(ctx, Installation{Enterprise: "E1", Team: "T3", BotToken: "xoxb-t3"}); err != nil {
+		t.Fatal(err)
+	}
+	if lister.count() != 1 {
+		t.Fatalf("auth.teams.list called %d times at install, want 1 (for the org-wide one)", lister.count())
+	}
+	if in, err := st.Lookup(ctx, "", "T1"); err != nil || in.Key() != "E1" {
+		t.Fatalf("Lookup(T1) = %q, %v; want the org-wide install E1", in.Key(), err)
+	}
+	if in, err := st.Lookup(ctx, "", "T3"); err != nil || in.BotToken != "xoxb-t3" {
+		t.Fatalf("Lookup(T3) = %q, %v; want its own install", in.BotToken, err)
+	}
+	if got, err := st.Teams(ctx, "E1"); err != nil || !slices.Equal(got, []string{"T1"}) {
+		t.Fatalf("Teams(E1) = %v, %v", got, err)
+	}
+	// An admin adds the app to T2: the first lookup of T2 asks again.
+	lister.set("xoxb-org", "T1", "T2")
+	if in, err := st.Lookup(ctx, "", "T2"); err != nil || in.Key() != "E1" {
+		t.Fatalf("Lookup(T2) after it was added = %q, %v; want E1", in.Key(), err)
+	}
+	calls := lister.count()
+	// Unknown teams within RelearnEvery of that do not ask Slack again.
+	for range 5 {
+		if _, err := st.Lookup(ctx, "", "T9"); !errors.Is(err, ErrNotInstalled) {
+			t.Fatalf("Lookup(T9) = %v, want ErrNotInstalled", err)
+		}
+	}
+	if got := lister.count(); got != calls {
+		t.Errorf("5 lookups of an unknown team called auth.teams.list %d times within a minute of the last, want 0", got-calls)
+	}
+	now = now.Add(time.Minute)
+	if _, err := st.Lookup(ctx, "", "T9"); !errors.Is(err, ErrNotInstalled) || lister.count() != calls+1 {
+		t.Fatalf("Lookup(T9) a minute later = %v after %d calls; want ErrNotInstalled after 1", err, lister.count()-calls)
+	}
+	// The admin removes the app from T1; a minute later T1 is unknown.
+	lister.set("xoxb-org", "T2")
+	now = now.Add(time.Minute)
+	if err := st.Learn(ctx, "E1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Lookup(ctx, "", "T1"); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Lookup(T1) after its removal = %v, want ErrNotInstalled", err)
+	}
+	// The org-wide uninstall forgets its teams; the team's own stays.
+	if gone, err := st.Remove(ctx, "E1", ""); err != nil || !slices.Equal(gone, []string{"E1"}) {
+		t.Fatalf("Remove(E1) = %v, %v", gone, err)
+	}
+	if got, err := st.Teams(ctx, "E1"); err != nil || len(got) != 0 {
+		t.Errorf("Teams(E1) after uninstall = %v, %v", got, err)
+	}
+	if in, err := st.Lookup(ctx, "", "T3"); err != nil || in.BotToken != "xoxb-t3" {
+		t.Errorf("Lookup(T3) after the org's uninstall = %q, %v; want its own install", in.BotToken, err)
 	}
 }

@@ -38,8 +38,9 @@ type InstallStore interface {
 	// Version+1).
 	SaveInstall(ctx context.Context, r InstallRow) (InstallRow, error)
 	// InstallFor returns the row serving team of enterprise: the team's
-	// own, else the org-wide install of enterprise. Either id may be "".
-	// ErrNoInstall when none serves it.
+	// own, else the org-wide install of enterprise, else, when enterprise
+	// is "", the org-wide install that SetInstallTeams says serves team.
+	// Either id may be "". ErrNoInstall when none serves it.
 	InstallFor(ctx context.Context, enterprise, team string) (InstallRow, error)
 	// SwapInstall replaces the row with r.Key only while its Version is
 	// still r.Version (compare-and-set), and returns the row as stored
@@ -47,9 +48,16 @@ type InstallStore interface {
 	// ErrNoInstall when the row is gone.
 	SwapInstall(ctx context.Context, r InstallRow) (InstallRow, error)
 	// DeleteInstalls removes the team's own row when team is not "", else
-	// every row of enterprise (its org-wide install and its teams'), and
-	// returns the rows removed. Both "" removes nothing.
+	// the org-wide row of enterprise and the teams recorded for it (the
+	// org's teams' own installs stay: each is an installation of its
+	// own), and returns the rows removed. Both "" removes nothing.
 	DeleteInstalls(ctx context.Context, enterprise, team string) ([]InstallRow, error)
+	// SetInstallTeams records that the org-wide install of enterprise
+	// serves exactly teams (auth.teams.list), replacing what was recorded
+	// for it; a team recorded for another enterprise moves to this one.
+	SetInstallTeams(ctx context.Context, enterprise string, teams []string) error
+	// InstallTeams returns the teams recorded for enterprise, sorted.
+	InstallTeams(ctx context.Context, enterprise string) ([]string, error)
 	// Installs returns every row, by Key.
 	Installs(ctx context.Context) ([]InstallRow, error)
 	// UseNonce records nonce as used until expires, once: ErrNonceUsed
@@ -79,6 +87,17 @@ func CheckInstall(r InstallRow) error {
 		return errors.New("a team's installation is keyed by its team")
 	case len(r.Sealed) == 0:
 		return errors.New("an installation's sealed part is empty")
+	}
+	return nil
+}
+
+// CheckInstallTeams refuses what SetInstallTeams cannot record.
+func CheckInstallTeams(enterprise string, teams []string) error {
+	if enterprise == "" {
+		return errors.New("teams are recorded for an enterprise")
+	}
+	if slices.Contains(teams, "") {
+		return errors.New("a team id is empty")
 	}
 	return nil
 }

@@ -44,6 +44,11 @@ func (s *Store) InstallFor(ctx context.Context, enterprise, team string) (store.
 	if r, ok := s.installs[enterprise]; ok && r.OrgWide {
 		return store.CloneInstall(r), nil
 	}
+	if e, ok := s.orgTeams[team]; ok && enterprise == "" {
+		if r, ok := s.installs[e]; ok && r.OrgWide {
+			return store.CloneInstall(r), nil
+		}
+	}
 	return store.InstallRow{}, fmt.Errorf("%s: %w", op, store.ErrNoInstall)
 }
 
@@ -81,9 +86,16 @@ func (s *Store) DeleteInstalls(ctx context.Context, enterprise, team string) ([]
 	}
 	var gone []store.InstallRow
 	for k, r := range s.installs {
-		if team != "" && k == team && !r.OrgWide || team == "" && enterprise != "" && r.Enterprise == enterprise {
+		if team != "" && k == team && !r.OrgWide || team == "" && enterprise != "" && k == enterprise && r.OrgWide {
 			gone = append(gone, r)
 			delete(s.installs, k)
+		}
+	}
+	if team == "" && enterprise != "" {
+		for t, e := range s.orgTeams {
+			if e == enterprise {
+				delete(s.orgTeams, t)
+			}
 		}
 	}
 	slices.SortFunc(gone, func(a, b store.InstallRow) int { return strings.Compare(a.Key, b.Key) })
@@ -126,4 +138,46 @@ func (s *Store) UseNonce(ctx context.Context, nonce string, expires time.Time) e
 	}
 	s.nonces[nonce] = expires
 	return nil
+}
+
+// SetInstallTeams implements store.InstallStore.
+func (s *Store) SetInstallTeams(ctx context.Context, enterprise string, teams []string) error {
+	op := fmt.Sprintf("memory set install teams %q", enterprise)
+	if err := store.CheckInstallTeams(enterprise, teams); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if s.orgTeams == nil {
+		s.orgTeams = map[string]string{}
+	}
+	for t, e := range s.orgTeams {
+		if e == enterprise {
+			delete(s.orgTeams, t)
+		}
+	}
+	for _, t := range teams {
+		s.orgTeams[t] = enterprise
+	}
+	return nil
+}
+
+// InstallTeams implements store.InstallStore.
+func (s *Store) InstallTeams(ctx context.Context, enterprise string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory install teams %q: %w", enterprise, err)
+	}
+	var out []string
+	for t, e := range s.orgTeams {
+		if e == enterprise {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -29,6 +29,8 @@ type Store struct {
 	// installs by Key and nonces with their expiry (installs.go)
 	installs map[string]store.InstallRow
 	nonces   map[string]time.Time
+	// orgTeams: team → the enterprise whose org-wide install serves it
+	orgTeams map[string]string
 	acks     watch.Acks
 	// events is the audit trail of every ask, Seq ascending; seq is the
 	// last Seq given out (never reused, also after Prune).

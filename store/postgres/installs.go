@@ -43,9 +43,16 @@ func (s *Store) InstallFor(ctx context.Context, enterprise, team string) (store.
 	if err := s.check(ctx); err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
-	// Keys are never "", so an id given as "" matches nothing.
+	// The team's own row, else the enterprise's org-wide one, else (no
+	// enterprise given) the org-wide one install_teams names for the
+	// team. Keys are never "", so an id given as "" matches nothing.
+	mapped := team
+	if enterprise != "" {
+		mapped = ""
+	}
 	r, err := sqlrow.Install(s.pool.QueryRow(ctx, "SELECT "+installCols+
-		" FROM installs WHERE (id = $1 AND NOT org_wide) OR (id = $2 AND org_wide) ORDER BY org_wide LIMIT 1", team, enterprise))
+		" FROM installs WHERE (id = $1 AND NOT org_wide) OR (id = $2 AND org_wide)"+
+		" OR (org_wide AND id = (SELECT enterprise FROM install_teams WHERE team = $3)) ORDER BY org_wide LIMIT 1", team, enterprise, mapped))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNoInstall
 	}
@@ -91,15 +98,60 @@ func (s *Store) DeleteInstalls(ctx context.Context, enterprise, team string) ([]
 	if err := s.check(ctx); err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
-	where, arg := "WHERE id = $1 AND NOT org_wide", team
-	if team == "" {
-		where, arg = "WHERE enterprise = $1 AND enterprise <> ''", enterprise
+	if team != "" {
+		gone, err := s.queryInstalls(ctx, "DELETE FROM installs WHERE id = $1 AND NOT org_wide RETURNING "+installCols, team)
+		if err != nil {
+			return nil, store.WrapErr(ctx, op, err)
+		}
+		return gone, nil
 	}
-	gone, err := s.queryInstalls(ctx, "DELETE FROM installs "+where+" RETURNING "+installCols, arg)
+	// The org-wide row and the teams recorded for it, in one statement.
+	gone, err := s.queryInstalls(ctx, `WITH teams AS (DELETE FROM install_teams WHERE enterprise = $1)
+		DELETE FROM installs WHERE id = $1 AND org_wide RETURNING `+installCols, enterprise)
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
 	return gone, nil
+}
+
+// SetInstallTeams implements store.InstallStore.
+func (s *Store) SetInstallTeams(ctx context.Context, enterprise string, teams []string) error {
+	op := fmt.Sprintf("postgres set install teams %q", enterprise)
+	if err := store.CheckInstallTeams(enterprise, teams); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	if err := s.check(ctx); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	if teams == nil {
+		teams = []string{} // NULL would make ANY($2) unknown and keep every old team
+	}
+	// One statement: the enterprise's old teams go, the new ones come (or
+	// move from another enterprise), atomically.
+	_, err := s.pool.Exec(ctx, `WITH gone AS (DELETE FROM install_teams WHERE enterprise = $1 AND NOT (team = ANY($2)))
+		INSERT INTO install_teams (team, enterprise) SELECT DISTINCT unnest($2::text[]), $1
+		ON CONFLICT (team) DO UPDATE SET enterprise = excluded.enterprise`, enterprise, teams)
+	if err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	return nil
+}
+
+// InstallTeams implements store.InstallStore.
+func (s *Store) InstallTeams(ctx context.Context, enterprise string) ([]string, error) {
+	op := fmt.Sprintf("postgres install teams %q", enterprise)
+	if err := s.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	rows, err := s.pool.Query(ctx, "SELECT team FROM install_teams WHERE enterprise = $1 ORDER BY team", enterprise)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
 }
 
 // Installs implements store.InstallStore.

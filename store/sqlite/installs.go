@@ -14,9 +14,11 @@ import (
 const selectInstall = "SELECT " + sqlrow.InstallColumns + " FROM installs "
 
 // installForWhere picks the team's own row (first argument), else the
-// org-wide one of the enterprise (second). Keys are never "", so an id
-// given as "" matches nothing.
-const installForWhere = "WHERE (id = ? AND NOT org_wide) OR (id = ? AND org_wide) ORDER BY org_wide LIMIT 1"
+// org-wide one of the enterprise (second), else the org-wide one
+// install_teams names for the team (third: the team when no enterprise is
+// given, else ""). Keys are never "", so an id given as "" matches nothing.
+const installForWhere = "WHERE (id = ? AND NOT org_wide) OR (id = ? AND org_wide)" +
+	" OR (org_wide AND id = (SELECT enterprise FROM install_teams WHERE team = ?)) ORDER BY org_wide LIMIT 1"
 
 // installTable is the installs and oauth_nonces tables of one database,
 // reached as keyTable reaches api_keys (the Store, or Keys beside a
@@ -53,7 +55,27 @@ func (s *Store) UseNonce(ctx context.Context, nonce string, expires time.Time) e
 	return installTable(s.keys()).useNonce(ctx, nonce, expires)
 }
 
+// SetInstallTeams implements store.InstallStore.
+func (s *Store) SetInstallTeams(ctx context.Context, enterprise string, teams []string) error {
+	return installTable(s.keys()).setTeams(ctx, enterprise, teams)
+}
+
+// InstallTeams implements store.InstallStore.
+func (s *Store) InstallTeams(ctx context.Context, enterprise string) ([]string, error) {
+	return installTable(s.keys()).teams(ctx, enterprise)
+}
+
 var _ store.InstallStore = (*Keys)(nil)
+
+// SetInstallTeams implements store.InstallStore.
+func (k *Keys) SetInstallTeams(ctx context.Context, enterprise string, teams []string) error {
+	return installTable(k.t).setTeams(ctx, enterprise, teams)
+}
+
+// InstallTeams implements store.InstallStore.
+func (k *Keys) InstallTeams(ctx context.Context, enterprise string) ([]string, error) {
+	return installTable(k.t).teams(ctx, enterprise)
+}
 
 // SaveInstall implements store.InstallStore.
 func (k *Keys) SaveInstall(ctx context.Context, r store.InstallRow) (store.InstallRow, error) {
@@ -117,11 +139,15 @@ func (t installTable) installFor(ctx context.Context, enterprise, team string) (
 	if err := t.check(ctx); err != nil {
 		return store.InstallRow{}, store.WrapErr(ctx, op, err)
 	}
+	mapped := team
+	if enterprise != "" {
+		mapped = ""
+	}
 	var row *sql.Row
 	if t.installForStmt != nil {
-		row = t.installForStmt.QueryRowContext(ctx, team, enterprise)
+		row = t.installForStmt.QueryRowContext(ctx, team, enterprise, mapped)
 	} else {
-		row = t.r.QueryRowContext(ctx, selectInstall+installForWhere, team, enterprise)
+		row = t.r.QueryRowContext(ctx, selectInstall+installForWhere, team, enterprise, mapped)
 	}
 	r, err := sqlrow.Install(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -173,7 +199,7 @@ func (t installTable) remove(ctx context.Context, enterprise, team string) ([]st
 	}
 	where, arg := "WHERE id = ? AND NOT org_wide", team
 	if team == "" {
-		where, arg = "WHERE enterprise = ? AND enterprise <> ''", enterprise
+		where, arg = "WHERE id = ? AND org_wide", enterprise
 	}
 	var gone []store.InstallRow
 	err := t.write(ctx, func(q querier) error {
@@ -181,13 +207,66 @@ func (t installTable) remove(ctx context.Context, enterprise, team string) ([]st
 		if gone, err = queryInstalls(ctx, q, selectInstall+where+" ORDER BY id", arg); err != nil {
 			return err
 		}
-		_, err = q.ExecContext(ctx, "DELETE FROM installs "+where, arg)
+		if _, err = q.ExecContext(ctx, "DELETE FROM installs "+where, arg); err != nil || team != "" {
+			return err
+		}
+		_, err = q.ExecContext(ctx, "DELETE FROM install_teams WHERE enterprise = ?", enterprise)
 		return err
 	})
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
 	return gone, nil
+}
+
+func (t installTable) setTeams(ctx context.Context, enterprise string, teams []string) error {
+	op := fmt.Sprintf("%s set install teams %q", t.name, enterprise)
+	if err := store.CheckInstallTeams(enterprise, teams); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	if err := t.check(ctx); err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	err := t.write(ctx, func(q querier) error {
+		if _, err := q.ExecContext(ctx, "DELETE FROM install_teams WHERE enterprise = ?", enterprise); err != nil {
+			return err
+		}
+		for _, team := range teams {
+			if _, err := q.ExecContext(ctx, `INSERT INTO install_teams (team, enterprise) VALUES (?, ?)
+				ON CONFLICT (team) DO UPDATE SET enterprise = excluded.enterprise`, team, enterprise); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.WrapErr(ctx, op, err)
+	}
+	return nil
+}
+
+func (t installTable) teams(ctx context.Context, enterprise string) ([]string, error) {
+	op := fmt.Sprintf("%s install teams %q", t.name, enterprise)
+	if err := t.check(ctx); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	rows, err := t.r.QueryContext(ctx, "SELECT team FROM install_teams WHERE enterprise = ? ORDER BY team", enterprise)
+	if err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var team string
+		if err := rows.Scan(&team); err != nil {
+			return nil, store.WrapErr(ctx, op, err)
+		}
+		out = append(out, team)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, store.WrapErr(ctx, op, err)
+	}
+	return out, nil
 }
 
 func (t installTable) list(ctx context.Context) ([]store.InstallRow, error) {

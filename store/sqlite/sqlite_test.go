@@ -151,8 +151,8 @@ func TestMigrateIdempotent(t *testing.T) {
 	if _, err := s.Get(ctx, "a"); err != nil {
 		t.Errorf("record lost across reopen: %v", err)
 	}
-	if got, want := pragma(t, s.r, "user_version"), "6"; got != want || SchemaVersion() != 6 {
-		t.Errorf("user_version %s, SchemaVersion %d; want 6", got, SchemaVersion())
+	if got, want := pragma(t, s.r, "user_version"), "7"; got != want || SchemaVersion() != 7 {
+		t.Errorf("user_version %s, SchemaVersion %d; want 7", got, SchemaVersion())
 	}
 }
 

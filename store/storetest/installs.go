@@ -76,15 +76,97 @@ func testInstalls(t *testing.T, s store.Store) {
 	if gone, err := s.DeleteInstalls(ctx, "", "T9"); err != nil || len(gone) != 1 || gone[0].Key != "T9" {
 		t.Fatalf("DeleteInstalls(T9) = %+v, %v", gone, err)
 	}
+	// An org-wide uninstall takes the org-wide row only: the org's teams'
+	// own installs are installations of their own.
 	gone, err = s.DeleteInstalls(ctx, "E1", "")
-	if err != nil || len(gone) != 3 || gone[0].Key != "E1" || gone[1].Key != "T1" || gone[2].Key != "T3" {
-		t.Fatalf("DeleteInstalls(E1) = %+v, %v; want E1, T1, T3", gone, err)
+	if err != nil || len(gone) != 1 || gone[0].Key != "E1" {
+		t.Fatalf("DeleteInstalls(E1) = %+v, %v; want E1 alone", gone, err)
+	}
+	if all, err := s.Installs(ctx); err != nil || len(all) != 2 || all[0].Key != "T1" || all[1].Key != "T3" {
+		t.Fatalf("Installs after deleting E1 = %+v, %v; want T1, T3", all, err)
+	}
+	for _, team := range []string{"T1", "T3"} {
+		if gone, err := s.DeleteInstalls(ctx, "E1", team); err != nil || len(gone) != 1 || gone[0].Key != team {
+			t.Fatalf("DeleteInstalls(E1, %s) = %+v, %v", team, gone, err)
+		}
 	}
 	if all, err := s.Installs(ctx); err != nil || len(all) != 0 {
 		t.Fatalf("Installs after deleting all = %+v, %v", all, err)
 	}
 	if gone, err := s.DeleteInstalls(ctx, "", ""); err != nil || len(gone) != 0 {
 		t.Fatalf("DeleteInstalls(\"\", \"\") = %+v, %v; want nothing", gone, err)
+	}
+}
+
+// testInstallTeams: the teams recorded for an org-wide install make
+// InstallFor find it by a team alone; a team's own row still comes first;
+// SetInstallTeams replaces the set (a team may move to another
+// enterprise); deleting the org-wide row forgets its teams.
+func testInstallTeams(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, r := range []store.InstallRow{
+		installRow("E1", "E1", "", true, "e1"), installRow("E2", "E2", "", true, "e2"), installRow("T3", "E1", "T3", false, "t3"),
+	} {
+		if _, err := s.SaveInstall(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetInstallTeams(ctx, "E1", []string{"T1", "T2", "T3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInstallTeams(ctx, "E2", []string{"T5"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInstallTeams(ctx, "", []string{"T9"}); err == nil {
+		t.Error("SetInstallTeams with no enterprise succeeded")
+	}
+	lookups := func(when string, cases []struct{ enterprise, team, want string }) {
+		t.Helper()
+		for _, c := range cases {
+			got, err := s.InstallFor(ctx, c.enterprise, c.team)
+			switch {
+			case c.want == "" && !errors.Is(err, store.ErrNoInstall):
+				t.Errorf("%s: InstallFor(%q, %q) = %q, %v; want ErrNoInstall", when, c.enterprise, c.team, got.Key, err)
+			case c.want != "" && (err != nil || got.Key != c.want):
+				t.Errorf("%s: InstallFor(%q, %q) = %q, %v; want %q", when, c.enterprise, c.team, got.Key, err, c.want)
+			}
+		}
+	}
+	lookups("recorded", []struct{ enterprise, team, want string }{
+		{"", "T1", "E1"}, {"", "T2", "E1"}, {"", "T3", "T3"}, {"", "T5", "E2"}, {"", "T4", ""},
+		// A payload naming its enterprise goes by it, never by a record of another.
+		{"E2", "T1", "E2"}, {"E1", "T5", "E1"}, {"E9", "T1", ""},
+	})
+	if got, err := s.InstallTeams(ctx, "E1"); err != nil || !reflect.DeepEqual(got, []string{"T1", "T2", "T3"}) {
+		t.Errorf("InstallTeams(E1) = %v, %v", got, err)
+	}
+	// The org admin removed T2 from E1's app, and T1 moved to E2.
+	if err := s.SetInstallTeams(ctx, "E1", []string{"T3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInstallTeams(ctx, "E2", []string{"T1", "T5", "T1"}); err != nil {
+		t.Fatal(err)
+	}
+	lookups("replaced", []struct{ enterprise, team, want string }{{"", "T1", "E2"}, {"", "T2", ""}, {"", "T5", "E2"}})
+	if got, err := s.InstallTeams(ctx, "E2"); err != nil || !reflect.DeepEqual(got, []string{"T1", "T5"}) {
+		t.Errorf("InstallTeams(E2) = %v, %v", got, err)
+	}
+	if gone, err := s.DeleteInstalls(ctx, "E2", ""); err != nil || len(gone) != 1 || gone[0].Key != "E2" {
+		t.Fatalf("DeleteInstalls(E2) = %+v, %v", gone, err)
+	}
+	if got, err := s.InstallTeams(ctx, "E2"); err != nil || len(got) != 0 {
+		t.Errorf("InstallTeams(E2) after its uninstall = %v, %v; want none", got, err)
+	}
+	// Reinstalled: its teams are not served until recorded again.
+	if _, err := s.SaveInstall(ctx, installRow("E2", "E2", "", true, "e2")); err != nil {
+		t.Fatal(err)
+	}
+	lookups("reinstalled", []struct{ enterprise, team, want string }{{"", "T1", ""}, {"E2", "T1", "E2"}, {"", "T3", "T3"}})
+	if err := s.SetInstallTeams(ctx, "E1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.InstallTeams(ctx, "E1"); err != nil || len(got) != 0 {
+		t.Errorf("InstallTeams(E1) after SetInstallTeams(nil) = %v, %v; want none", got, err)
 	}
 }
 

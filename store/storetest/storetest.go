@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Keys/CreateLookupRevoke", testKeys},
 		{"Keys/Unique", testKeysUnique},
 		{"Installs/SaveLookupDelete", testInstalls},
+		{"Installs/OrgTeams", testInstallTeams},
 		{"Installs/SwapComparesVersion", testSwapInstall},
 		{"Installs/SwapConcurrentLoseNothing", testSwapInstallConcurrent},
 		{"Installs/NonceOnce", testNonces},
