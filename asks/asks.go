@@ -360,6 +360,15 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 	}
 	caller := interaction.CallerFrom(ctx)
 	ws, err := caller.Workspace(in.Workspace)
+	if err != nil && in.Workspace != "" && interaction.ErrorCode(err) == interaction.Forbidden {
+		// A key scoped to a Grid organization (E…) covers the workspaces
+		// its org-wide installation serves, named by their own ids (T…):
+		// the ask is admitted when the installation serving in.Workspace
+		// is one the key names.
+		if team, _, werr := s.workspace(ctx, in.Workspace); werr == nil && team != in.Workspace && slices.Contains(caller.Workspaces, team) {
+			ws, err = in.Workspace, nil
+		}
+	}
 	if err != nil {
 		return Record{}, err
 	}

@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		return nil, fmt.Errorf("bot: metadata key: %w", err)
 	}
 	b := &Bot{cfg: cfg, routes: routes, log: cfg.Logger, metaKey: key, slots: cfg.Slots, opened: make(chan struct{})}
-	b.groups = newGroupCache(cfg.Clock, cfg.GroupTTL)
+	b.groups = newGroupCache(cfg.Clock, cfg.GroupTTL, b.orgTeams)
 	b.home = newHomeBoard(b)
 	b.acks = newAckRoutes(cfg.Relay, cfg.Logger)
 	conns := max(cfg.Connections, 1)

@@ -2,10 +2,13 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/slackask/slackask/internal/clock"
 	"github.com/slackask/slackask/slackid"
@@ -14,6 +17,8 @@ import (
 // groupCache holds user-group members fetched with usergroups.users.list
 // for a while, so a click costs no API call.
 type groupCache struct {
+	// teams lists the workspaces of an org-wide installation
+	teams func(ctx context.Context, c conn) ([]string, error)
 	clock clock.Clock
 	ttl   time.Duration
 	mu    sync.Mutex
@@ -25,8 +30,8 @@ type groupEntry struct {
 	at      time.Time
 }
 
-func newGroupCache(c clock.Clock, ttl time.Duration) *groupCache {
-	return &groupCache{clock: c, ttl: ttl, m: map[string]groupEntry{}}
+func newGroupCache(c clock.Clock, ttl time.Duration, teams func(context.Context, conn) ([]string, error)) *groupCache {
+	return &groupCache{clock: c, ttl: ttl, m: map[string]groupEntry{}, teams: teams}
 }
 
 // members returns the users of group in c's workspace, from the cache
@@ -40,7 +45,7 @@ func (g *groupCache) members(ctx context.Context, c conn, group string) ([]strin
 	if ok && g.clock.Now().Sub(e.at) < g.ttl {
 		return e.members, nil
 	}
-	users, err := c.api.GetUserGroupMembersContext(ctx, group)
+	users, err := g.fetch(ctx, c, group)
 	if err != nil {
 		if ok {
 			return e.members, nil
@@ -54,6 +59,29 @@ func (g *groupCache) members(ctx context.Context, c conn, group string) ([]strin
 	g.m[key] = groupEntry{members: users, at: g.clock.Now()}
 	g.mu.Unlock()
 	return users, nil
+}
+
+// fetch calls usergroups.users.list. An org-wide installation's token
+// must name the workspace (team_id, Slack's Enterprise docs): the group is
+// asked of each workspace the installation serves until one knows it.
+func (g *groupCache) fetch(ctx context.Context, c conn, group string) ([]string, error) {
+	if c.org == "" {
+		return c.api.GetUserGroupMembersContext(ctx, group)
+	}
+	teams, err := g.teams(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	err = slack.SlackErrorResponse{Err: "no_such_subteam"}
+	for _, team := range teams {
+		var users []string
+		users, err = c.api.GetUserGroupMembersContext(ctx, group, slack.GetUserGroupMembersOptionTeamID(team))
+		var se slack.SlackErrorResponse
+		if err == nil || !errors.As(err, &se) || se.Err != "no_such_subteam" {
+			return users, err
+		}
+	}
+	return nil, err
 }
 
 // InGroup implements asks.Surface: whether user is a member of the

@@ -49,6 +49,22 @@ type conn struct {
 	ws  *space
 	// botUser and app are the installation's bot user and app ids.
 	botUser, app string
+	// org is the Grid organization of an org-wide installation ("" for
+	// any other): its token must name the workspace (team_id) to the
+	// methods that act in one (orgTeams).
+	org string
+}
+
+// orgTeams returns the workspaces the org-wide installation of c serves,
+// as recorded from auth.teams.list (installs.Stored.Teams).
+func (b *Bot) orgTeams(ctx context.Context, c conn) ([]string, error) {
+	lister, ok := b.routes.source.(interface {
+		Teams(ctx context.Context, enterprise string) ([]string, error)
+	})
+	if !ok {
+		return nil, interaction.Errorf(interaction.Internal, "the installations of %s do not say its workspaces", c.org)
+	}
+	return lister.Teams(ctx, c.org)
 }
 
 // route is the bot's way to each installation's client and limits.
@@ -130,7 +146,11 @@ func (r *route) lookup(ctx context.Context, enterprise, team string) (installs.I
 
 // connOf is the conn of installation in.
 func (r *route) connOf(in installs.Installation) conn {
-	return conn{api: r.client(in), ws: r.space(in.Key()), botUser: in.BotUserID, app: in.AppID}
+	c := conn{api: r.client(in), ws: r.space(in.Key()), botUser: in.BotUserID, app: in.AppID}
+	if in.OrgWide {
+		c.org = in.Enterprise
+	}
+	return c
 }
 
 // keyConn is the conn of the installation a record is stamped with (its

@@ -19,6 +19,8 @@ import (
 const (
 	teamOne, teamTwo   = "T0ONE", "T0TWO"
 	gridOrg, gridTeam  = "E0GRID", "T0GRIDA"
+	gridOwn            = "T0GRIDB" // a team of the org with its own install
+	gridGroup          = "S0GRID"
 	chanOne, chanTwo   = "C0ONE", "C0TWO"
 	chanGrid           = "C0GRID"
 	oneAnn, twoBen     = "U0ANN", "U0BEN"
@@ -92,14 +94,22 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	f.AddChannelIn(teamOne, chanOne, "one")
 	f.AddChannelIn(teamTwo, chanTwo, "two")
 	f.AddChannelIn(gridTeam, chanGrid, "grid")
+	f.AddTeam(gridOwn, "Grid B", gridOrg)
+	f.AddUserIn(gridOwn, "U0DAN", "dan")
+	f.AddChannelIn(gridOwn, "C0GRIDB", "grid-b")
+	f.AddUserGroup(gridGroup, gridCat)
 
 	installVia(t, h, slackfake.Approval{Team: teamOne})
 	installVia(t, h, slackfake.Approval{Team: teamTwo})
 	installVia(t, h, slackfake.Approval{Team: gridTeam, OrgWide: true})
+	installVia(t, h, slackfake.Approval{Team: gridOwn})
 
 	keyOne := strings.TrimSpace(keysCmd(t, h, "create", "--name", "one", "--workspace", teamOne))
 	keyTwo := strings.TrimSpace(keysCmd(t, h, "create", "--name", "two", "--workspace", teamTwo))
 	keyGrid := strings.TrimSpace(keysCmd(t, h, "create", "--name", "grid", "--workspace", gridOrg))
+	// A key for the Grid team people see, named by its own id: its asks
+	// go through the org-wide install serving it.
+	keyGridTeam := strings.TrimSpace(keysCmd(t, h, "create", "--name", "grid-team", "--workspace", gridTeam))
 
 	in := func(ch string, ws string) interaction.AskInput {
 		a := ask1(question("deploy", "Deploy?", "Yes", "No"))
@@ -114,10 +124,17 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 		{name: teamOne, key: keyOne, channel: chanOne, person: oneAnn},
 		{name: teamTwo, key: keyTwo, channel: chanTwo, person: twoBen},
 		{name: gridOrg, key: keyGrid, channel: chanGrid, person: gridCat},
+		{name: gridTeam, key: keyGridTeam, channel: chanGrid, person: gridCat},
 	}
 	for _, s := range spaces {
 		// The key's one workspace is the ask's: it names none.
-		if code := h.doAs(s.key, "POST", "/v1/asks", in(s.channel, ""), &s.ask); code != 201 || s.ask.TS == "" {
+		a := in(s.channel, "")
+		if s.name == gridTeam {
+			// Only the org's user group may answer: the org-wide token
+			// must name the team to usergroups.users.list.
+			a.Responders = []string{gridGroup}
+		}
+		if code := h.doAs(s.key, "POST", "/v1/asks", a, &s.ask); code != 201 || s.ask.TS == "" {
 			t.Fatalf("%s: create %d %+v", s.name, code, s.ask)
 		}
 	}
@@ -133,10 +150,18 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanOne, "T0NOTHERE"), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
 		t.Errorf("ask in a workspace without an installation: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
 	}
-	// The team of the org that has no install of its own is reached
-	// through the org's: named by the organization, not the team.
-	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanGrid, gridTeam), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
-		t.Errorf("ask naming the Grid team rather than its org: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
+	// The org's key covers the team its org-wide install serves, named by
+	// the team's id; the team's key does not cover the org, nor the org's
+	// key a team with an install of its own.
+	var viaOrg interaction.Ask
+	if code := h.doAs(keyGrid, "POST", "/v1/asks", in(chanGrid, gridTeam), &viaOrg); code != 201 {
+		t.Errorf("org key asking in its team %s: %d, want 201", gridTeam, code)
+	}
+	if code := h.doAs(keyGridTeam, "POST", "/v1/asks", in(chanGrid, gridOrg), &e); code != 403 || e.Error.Code != interaction.Forbidden {
+		t.Errorf("team key asking in its org: %d %+v, want 403", code, e.Error)
+	}
+	if code := h.doAs(keyGrid, "POST", "/v1/asks", in("C0GRIDB", gridOwn), &e); code != 403 || e.Error.Code != interaction.Forbidden {
+		t.Errorf("org key asking in %s (its own install): %d %+v, want 403", gridOwn, code, e.Error)
 	}
 
 	// Each is answered by a person of its workspace, over HTTP mode.
@@ -153,14 +178,20 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 			return strings.Contains(blocksText(m), "Answered by <@"+s.person+">")
 		})
 	}
-	refreshed := 0
+	refreshed, groupCalls := 0, 0
 	for _, c := range f.Calls() {
+		if c.Method == "usergroups.users.list" && c.Params["team_id"] == gridTeam {
+			groupCalls++
+		}
 		if c.Error != "" {
 			t.Errorf("%s (%s) answered %s: a call went out with another workspace's (or an old) token", c.Method, c.Params["channel"], c.Error)
 		}
 		if c.Method == "oauth.v2.access" && c.Params["grant_type"] == "refresh_token" {
 			refreshed++
 		}
+	}
+	if groupCalls == 0 {
+		t.Errorf("no usergroups.users.list named team_id %s: the org-wide token's call must", gridTeam)
 	}
 	if rotating != (refreshed > 0) {
 		t.Errorf("%d tokens refreshed (rotating: %v)", refreshed, rotating)
@@ -198,18 +229,34 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	if code := h.doAs(keyOne, "GET", "/v1/asks/"+pendingOne.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAnswered {
 		t.Fatalf("%s after %s left: %d %s", teamOne, teamTwo, code, got.Status)
 	}
-	// The Grid organization revokes the org-wide install's token: its ask
-	// ends too, whichever team of the org it was in.
-	var pendingGrid interaction.Ask
+	// The Grid organization revokes the org-wide install's token: its
+	// asks end too, whichever team of the org they were in, named by the
+	// org or by the team; the team of the org with its own install keeps
+	// it (its own token, its own uninstall).
+	var pendingGrid, pendingOwn interaction.Ask
 	if code := h.doAs(keyGrid, "POST", "/v1/asks", in(chanGrid, ""), &pendingGrid); code != 201 {
 		t.Fatalf("create in %s: %d", gridOrg, code)
+	}
+	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in("C0GRIDB", gridOwn), &pendingOwn); code != 201 {
+		t.Fatalf("create in %s: %d", gridOwn, code)
 	}
 	if _, err := f.RevokeTokens(ctx, gridOrg, ""); err != nil {
 		t.Fatal(err)
 	}
-	if code := h.doAs(keyGrid, "GET", "/v1/asks/"+pendingGrid.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
-		got.Error == nil || !strings.Contains(got.Error.Message, "revoked") {
-		t.Fatalf("%s's ask after tokens_revoked: %d %s %+v", gridOrg, code, got.Status, got.Error)
+	for _, a := range []interaction.Ask{pendingGrid, viaOrg} {
+		if code := h.doAs(keyGrid, "GET", "/v1/asks/"+a.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
+			got.Error == nil || !strings.Contains(got.Error.Message, "revoked") {
+			t.Fatalf("%s's ask after tokens_revoked: %d %s %+v", gridOrg, code, got.Status, got.Error)
+		}
+	}
+	if code := h.doAs(keyGridTeam, "POST", "/v1/asks", in(chanGrid, ""), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
+		t.Errorf("ask in %s after its org's install was revoked: %d %+v, want 400", gridTeam, code, e.Error)
+	}
+	if _, err := f.Person("U0DAN").Select(ctx, "C0GRIDB", pendingOwn.TS, control(0, "select"), "Yes"); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.doAs(manyServerAPIToken, "GET", "/v1/asks/"+pendingOwn.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAnswered {
+		t.Fatalf("%s (own install) after its org's revoke: %d %s %+v", gridOwn, code, got.Status, got.Error)
 	}
 	if tok := regexp.MustCompile(`xox[a-z][.-][0-9A-Za-z]+`).FindString(h.logs.String()); tok != "" {
 		t.Errorf("a token in the log: %.12s…", tok)

@@ -38,6 +38,7 @@ func openInstalls(ctx context.Context, cfg config.Config, st store.Store, hc *ht
 	l := log.With().Str("component", "installs").Logger()
 	stored := installs.NewStored(st, sealer, installs.StoredConfig{
 		Refresher: installs.SlackRefresher{ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL, HTTP: hc},
+		Teams:     installs.SlackTeams{APIURL: cfg.SlackAPIURL, HTTP: hc},
 		Log:       &l,
 	})
 	if cfg.EncryptionKeyPrevious != "" {

@@ -46,6 +46,7 @@ type apiMethod struct {
 
 var apiMethods = map[string]apiMethod{
 	"auth.test":             {anyToken, (*Server).authTest},
+	"auth.teams.list":       {botToken, (*Server).authTeamsList},
 	"apps.connections.open": {appToken, (*Server).appsConnectionsOpen},
 	"chat.postMessage":      {botToken, (*Server).chatPostMessage},
 	"chat.update":           {botToken, (*Server).chatUpdate},

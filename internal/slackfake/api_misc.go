@@ -85,7 +85,48 @@ func (s *Server) wireUser(u *user) map[string]any {
 	}
 }
 
+// authTeamsList answers auth.teams.list: an org-wide token's
+// workspaces (every team of its enterprise: the fake adds an org-wide app
+// to all of them), a workspace token's own workspace alone ("most tokens
+// are tied to a single workspace", Slack's method page).
+func (s *Server) authTeamsList(r *apiRequest) reply {
+	g := r.grant
+	if g == nil {
+		g = s.tm.grants[s.cfg.BotToken]
+	}
+	var teams []map[string]any
+	for _, t := range s.tm.teams {
+		if g.orgWide && t.enterprise == g.enterprise || !g.orgWide && t.id == s.teamIDLocked(g.team) {
+			teams = append(teams, map[string]any{"id": t.id, "name": t.name})
+		}
+	}
+	slices.SortFunc(teams, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
+	return okReply(map[string]any{"teams": teams, "response_metadata": map[string]any{"next_cursor": ""}})
+}
+
+// orgTeamCheck is Slack's rule for the methods that act in one workspace
+// (usergroups.*, conversations.list, users.list, …): an org-wide token
+// must say which with team_id, a team its app was added to; a workspace
+// token's team_id is ignored. "" when the request may go on.
+func (s *Server) orgTeamCheck(r *apiRequest) string {
+	g := r.grant
+	if g == nil || !g.orgWide {
+		return ""
+	}
+	team := r.str("team_id")
+	if team == "" {
+		return "missing_argument"
+	}
+	if t := s.tm.teams[team]; t == nil || t.enterprise != g.enterprise {
+		return "team_access_not_granted"
+	}
+	return ""
+}
+
 func (s *Server) usergroupsUsersList(r *apiRequest) reply {
+	if e := s.orgTeamCheck(r); e != "" {
+		return errReply(e)
+	}
 	users, ok := s.ws.groups[r.str("usergroup")]
 	if !ok {
 		return errReply("no_such_subteam")

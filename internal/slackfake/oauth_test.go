@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,51 @@ func TestOAuthAuthorizePageRedirects(t *testing.T) {
 	r, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, "fake-client-id", "fake-client-secret", loc.Query().Get("code"), testRedirect, slack.OAuthOptionAPIURL(srv.APIURL()))
 	if err != nil || !r.IsEnterpriseInstall || r.Enterprise.ID != "E0G" {
 		t.Fatalf("exchange = %+v, %v", r, err)
+	}
+}
+
+// An org-wide token lists its organization's workspaces with
+// auth.teams.list (a workspace token, its own alone), and must name the
+// workspace (team_id, one of them) to methods that act in one, as Slack's
+// Enterprise docs say; a workspace token needs none.
+func TestOrgWideTokenTeams(t *testing.T) {
+	srv := gridServer(t, Config{})
+	ctx := t.Context()
+	srv.AddUserGroup("S0G", "U0G")
+	beta := install(t, srv, Approval{Team: "T0B"})
+	org := install(t, srv, Approval{Team: "T0G1", OrgWide: true})
+	api := func(tok string) *slack.Client { return slack.New(tok, slack.OptionAPIURL(srv.APIURL())) }
+	ids := func(tok string) []string {
+		t.Helper()
+		teams, next, err := api(tok).ListTeamsContext(ctx, slack.ListTeamsParameters{})
+		if err != nil || next != "" {
+			t.Fatalf("auth.teams.list: %v (next %q)", err, next)
+		}
+		var out []string
+		for _, tm := range teams {
+			out = append(out, tm.ID)
+		}
+		return out
+	}
+	if got := ids(org.AccessToken); !slices.Equal(got, []string{"T0G1", "T0G2"}) {
+		t.Errorf("auth.teams.list with the org-wide token = %v, want T0G1, T0G2", got)
+	}
+	if got := ids(beta.AccessToken); !slices.Equal(got, []string{"T0B"}) {
+		t.Errorf("auth.teams.list with Beta's token = %v, want T0B", got)
+	}
+	for _, c := range []struct {
+		token, team, want string
+	}{
+		{org.AccessToken, "", "missing_argument"}, {org.AccessToken, "T0B", "team_access_not_granted"}, {org.AccessToken, "T0G2", ""},
+		{beta.AccessToken, "", ""}, {beta.AccessToken, "T0G2", ""}, // ignored for a workspace token
+	} {
+		var opts []slack.GetUserGroupMembersOption
+		if c.team != "" {
+			opts = append(opts, slack.GetUserGroupMembersOptionTeamID(c.team))
+		}
+		_, err := api(c.token).GetUserGroupMembersContext(ctx, "S0G", opts...)
+		if got := errCode(err); got != c.want {
+			t.Errorf("usergroups.users.list team_id %q with %s: %q, want %q", c.team, c.token[:8], got, c.want)
+		}
 	}
 }
