@@ -135,7 +135,7 @@ func (s *Service) SubmitForm(ctx context.Context, a Act, ps []interaction.Progre
 		if len(ps) != len(r.Questions) {
 			return fmt.Errorf("%w: %d answers for %d questions", ErrBadChoice, len(ps), len(r.Questions))
 		}
-		ps = slices.Clone(ps)
+		ps := slices.Clone(ps) // its own each run: fn may run twice (store.Store.Update)
 		for i, p := range ps {
 			q := r.Questions[i]
 			switch {
