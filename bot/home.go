@@ -319,6 +319,7 @@ func (b *Bot) Event(ctx context.Context, ev EventCallback) {
 		b.home.opened(viewer{ws: ws, user: ev.User})
 	}
 	b.uninstallEvent(ctx, ev)
+	b.teamAccessEvent(ctx, ev)
 }
 
 // openAnswerForm answers a Home tab's Answer click with the whole ask as a

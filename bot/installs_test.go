@@ -14,6 +14,16 @@ type testInstalls struct {
 	mu      sync.Mutex
 	m       map[string]installs.Installation // by Key
 	removed []string
+	// learned gets the enterprise of each Learn call, when not nil
+	learned chan string
+}
+
+// Learn is installs.Stored's: list an org-wide install's teams again.
+func (s *testInstalls) Learn(_ context.Context, enterprise string) error {
+	if s.learned != nil {
+		s.learned <- enterprise
+	}
+	return nil
 }
 
 func newTestInstalls(ins ...installs.Installation) *testInstalls {

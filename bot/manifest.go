@@ -19,8 +19,9 @@ func Manifest(name string) ([]byte, error) {
 
 // HTTPEvents are the events HTTP mode subscribes to besides
 // app_home_opened: an uninstall and a revocation, which end the
-// installation.
-var HTTPEvents = []string{"app_uninstalled", "tokens_revoked"}
+// installation, and an org admin adding an org-wide install to
+// workspaces or taking it from them (Enterprise Grid).
+var HTTPEvents = []string{"app_uninstalled", "tokens_revoked", "team_access_granted", "team_access_revoked"}
 
 // HTTPManifest is Manifest for Slack's HTTP mode: no Socket Mode; Slack
 // POSTs interactivity to baseURL/slack/interactivity and events

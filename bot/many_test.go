@@ -326,3 +326,32 @@ func TestPayloadKey(t *testing.T) {
 		t.Errorf("org-wide event's key %q", ev.key())
 	}
 }
+
+// An org admin adding the org-wide install to a workspace, or taking it
+// from one (team_access_granted, team_access_revoked, naming the
+// enterprise), has the bot list the installation's workspaces again; an
+// event naming no enterprise, or another event, does not.
+func TestManyWorkspacesTeamAccessRelearns(t *testing.T) {
+	m := newManyRig(t, "T0A")
+	m.ins.learned = make(chan string, 4)
+	ctx := m.ctx()
+	b := m.b.bot
+	b.Event(ctx, EventCallback{Type: "team_access_granted"})
+	b.Event(ctx, EventCallback{Type: "app_home_opened", Enterprise: "E0X"})
+	b.Event(ctx, EventCallback{Type: "team_access_granted", Enterprise: "E0G"})
+	b.Event(ctx, EventCallback{Type: "team_access_revoked", Enterprise: "E0G"})
+	for range 2 {
+		select {
+		case e := <-m.ins.learned:
+			if e != "E0G" {
+				t.Errorf("Learn(%q), want E0G", e)
+			}
+		case <-ctx.Done():
+			t.Fatal("no Learn after team_access_*")
+		}
+	}
+	// The others returned before starting any work: nothing more comes.
+	if len(m.ins.learned) != 0 {
+		t.Errorf("Learn called for an event that names no enterprise (or is not team_access_*): %q", <-m.ins.learned)
+	}
+}

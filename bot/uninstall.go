@@ -83,6 +83,31 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 	})
 }
 
+// teamAccessEvent follows team_access_granted and team_access_revoked:
+// an org admin added the org-wide installation of ev's enterprise to
+// workspaces, or took it from them. The workspaces it serves are listed
+// again (installs.Stored.Learn: auth.teams.list), so that an ask naming
+// one by its own id (T…) finds the installation, or no longer does. It
+// does not block.
+func (b *Bot) teamAccessEvent(ctx context.Context, ev EventCallback) {
+	if ev.Type != "team_access_granted" && ev.Type != "team_access_revoked" || ev.Enterprise == "" || !b.routes.many() {
+		return
+	}
+	learner, ok := b.routes.source.(interface {
+		Learn(ctx context.Context, enterprise string) error
+	})
+	if !ok {
+		return
+	}
+	b.handlers.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := learner.Learn(ctx, ev.Enterprise); err != nil {
+			b.log.Warn().Err(err).Str("enterprise", ev.Enterprise).Str("event", ev.Type).Msg("could not list the workspaces of the org-wide installation again; an unknown team asks once more")
+		}
+	})
+}
+
 // revokes reports whether ev ends the bot user botUser's token: any
 // app_uninstalled, or a tokens_revoked that names it.
 func (b *Bot) revokes(ev EventCallback, botUser string) bool {

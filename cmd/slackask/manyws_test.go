@@ -15,7 +15,8 @@ import (
 )
 
 // The workspaces of TestManyWorkspacesEndToEnd: two plain ones and an
-// Enterprise Grid organization installed org-wide (ask in it as E…).
+// Enterprise Grid organization installed org-wide (ask in it as E…, or in
+// its team as T…), one of whose teams also has an install of its own.
 const (
 	teamOne, teamTwo   = "T0ONE", "T0TWO"
 	gridOrg, gridTeam  = "E0GRID", "T0GRIDA"
@@ -147,6 +148,15 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	if code := h.doAs(keyTwo, "GET", "/v1/asks/"+spaces[0].ask.ID, nil, nil); code != 404 {
 		t.Errorf("key of %s reading an ask of %s's key: %d, want 404", teamTwo, teamOne, code)
 	}
+	// A workspace the org adds the app to after the install is found by
+	// its id at its first ask (auth.teams.list asked again; at most once a
+	// minute, so before the unknown workspace below).
+	f.AddTeam("T0GRIDC", "Grid C", gridOrg)
+	f.AddChannelIn("T0GRIDC", "C0GRIDC", "grid-c")
+	var later interaction.Ask
+	if code := h.doAs(keyGrid, "POST", "/v1/asks", in("C0GRIDC", "T0GRIDC"), &later); code != 201 {
+		t.Errorf("org key asking in a team added after the install: %d, want 201", code)
+	}
 	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanOne, "T0NOTHERE"), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
 		t.Errorf("ask in a workspace without an installation: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
 	}
@@ -243,7 +253,7 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	if _, err := f.RevokeTokens(ctx, gridOrg, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []interaction.Ask{pendingGrid, viaOrg} {
+	for _, a := range []interaction.Ask{pendingGrid, viaOrg, later} {
 		if code := h.doAs(keyGrid, "GET", "/v1/asks/"+a.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
 			got.Error == nil || !strings.Contains(got.Error.Message, "revoked") {
 			t.Fatalf("%s's ask after tokens_revoked: %d %s %+v", gridOrg, code, got.Status, got.Error)

@@ -86,9 +86,10 @@ func (s *Server) wireUser(u *user) map[string]any {
 }
 
 // authTeamsList answers auth.teams.list: an org-wide token's
-// workspaces (every team of its enterprise: the fake adds an org-wide app
-// to all of them), a workspace token's own workspace alone ("most tokens
-// are tied to a single workspace", Slack's method page).
+// workspaces (the teams of its enterprise the app is added to: the fake
+// adds it to all of them but those SetTeamAccess took it from), a
+// workspace token's own workspace alone ("most tokens are tied to a single
+// workspace", Slack's method page).
 func (s *Server) authTeamsList(r *apiRequest) reply {
 	g := r.grant
 	if g == nil {
@@ -96,7 +97,7 @@ func (s *Server) authTeamsList(r *apiRequest) reply {
 	}
 	var teams []map[string]any
 	for _, t := range s.tm.teams {
-		if g.orgWide && t.enterprise == g.enterprise || !g.orgWide && t.id == s.teamIDLocked(g.team) {
+		if s.grantAllows(g, t.id) {
 			teams = append(teams, map[string]any{"id": t.id, "name": t.name})
 		}
 	}
@@ -117,7 +118,7 @@ func (s *Server) orgTeamCheck(r *apiRequest) string {
 	if team == "" {
 		return "missing_argument"
 	}
-	if t := s.tm.teams[team]; t == nil || t.enterprise != g.enterprise {
+	if !s.grantAllows(g, team) {
 		return "team_access_not_granted"
 	}
 	return ""

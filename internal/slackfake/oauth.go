@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -246,7 +247,7 @@ func (s *Server) refreshToken(r *apiRequest) reply {
 	delete(s.tm.refresh, old.refresh)
 	// The old bot token keeps working until it expires; the new one is a
 	// grant of its own for the same installation.
-	g := &grant{team: old.team, enterprise: old.enterprise, orgWide: old.orgWide, botUser: old.botUser, scopes: old.scopes}
+	g := &grant{team: old.team, enterprise: old.enterprise, orgWide: old.orgWide, botUser: old.botUser, scopes: old.scopes, away: maps.Clone(old.away)}
 	s.issueLocked(g)
 	out := map[string]any{
 		"access_token": g.token, "token_type": "bot", "scope": g.scopes,
@@ -283,6 +284,33 @@ func (s *Server) RevokeTokens(ctx context.Context, enterprise, team string) (int
 		"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{}, "bot": bots},
 		"event_ts": strconv.FormatInt(s.now().Unix(), 10),
 	})
+}
+
+// SetTeamAccess adds the org-wide install of enterprise to team (granted)
+// or removes it from team, as an org admin does, and delivers
+// team_access_granted or team_access_revoked (team_ids: [team]) to the
+// events URL: the token then reaches team, or no longer does.
+func (s *Server) SetTeamAccess(ctx context.Context, enterprise, team string, granted bool) (int, error) {
+	s.mu.Lock()
+	for _, g := range s.tm.grants {
+		if !g.orgWide || g.enterprise != enterprise || g.revoked {
+			continue
+		}
+		if g.away == nil {
+			g.away = map[string]bool{}
+		}
+		if granted {
+			delete(g.away, team)
+		} else {
+			g.away[team] = true
+		}
+	}
+	s.mu.Unlock()
+	typ := "team_access_revoked"
+	if granted {
+		typ = "team_access_granted"
+	}
+	return s.DeliverEvent(ctx, "", enterprise, map[string]any{"type": typ, "team_ids": []string{team}})
 }
 
 func (s *Server) revoke(enterprise, team string) []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -239,15 +240,7 @@ func TestOAuthTokenRotation(t *testing.T) {
 func TestOAuthUninstallAndRevoke(t *testing.T) {
 	srv := gridServer(t, Config{})
 	ctx := t.Context()
-	events := make(chan map[string]any, 4)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ev map[string]any
-		b, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(b, &ev)
-		events <- ev
-	}))
-	defer hs.Close()
-	srv.UseHTTP(hs.URL, hs.URL)
+	events := eventSink(t, srv)
 	beta := install(t, srv, Approval{Team: "T0B"})
 	org := install(t, srv, Approval{Team: "T0G1", OrgWide: true})
 	if status, err := srv.Uninstall(ctx, "", "T0B"); err != nil || status != 200 {
@@ -304,6 +297,7 @@ func TestOAuthAuthorizePageRedirects(t *testing.T) {
 func TestOrgWideTokenTeams(t *testing.T) {
 	srv := gridServer(t, Config{})
 	ctx := t.Context()
+	events := eventSink(t, srv)
 	srv.AddUserGroup("S0G", "U0G")
 	beta := install(t, srv, Approval{Team: "T0B"})
 	org := install(t, srv, Approval{Team: "T0G1", OrgWide: true})
@@ -326,6 +320,30 @@ func TestOrgWideTokenTeams(t *testing.T) {
 	if got := ids(beta.AccessToken); !slices.Equal(got, []string{"T0B"}) {
 		t.Errorf("auth.teams.list with Beta's token = %v, want T0B", got)
 	}
+	// An org admin takes the app from T0G1: the token no longer lists it
+	// nor reaches it, and is given it back.
+	if _, err := srv.SetTeamAccess(ctx, "E0G", "T0G1", false); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-events; (ev["team_id"] != nil && ev["team_id"] != "") || ev["enterprise_id"] != "E0G" || ev["event"].(map[string]any)["type"] != "team_access_revoked" ||
+		fmt.Sprint(ev["event"].(map[string]any)["team_ids"]) != "[T0G1]" {
+		t.Errorf("team_access_revoked event: %v", ev)
+	}
+	if got := ids(org.AccessToken); !slices.Equal(got, []string{"T0G2"}) {
+		t.Errorf("auth.teams.list after T0G1's access was revoked = %v, want T0G2", got)
+	}
+	if _, _, err := api(org.AccessToken).PostMessageContext(ctx, "C0G1", slack.MsgOptionText("hi", false)); errCode(err) != "channel_not_found" {
+		t.Errorf("post in T0G1 after its access was revoked: %v, want channel_not_found", err)
+	}
+	if _, err := api(org.AccessToken).GetUserGroupMembersContext(ctx, "S0G", slack.GetUserGroupMembersOptionTeamID("T0G1")); errCode(err) != "team_access_not_granted" {
+		t.Errorf("usergroups.users.list in T0G1 after its access was revoked: %v, want team_access_not_granted", err)
+	}
+	if _, err := srv.SetTeamAccess(ctx, "E0G", "T0G1", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(org.AccessToken); !slices.Equal(got, []string{"T0G1", "T0G2"}) {
+		t.Errorf("auth.teams.list after T0G1's access was granted again = %v", got)
+	}
 	for _, c := range []struct {
 		token, team, want string
 	}{
@@ -341,4 +359,19 @@ func TestOrgWideTokenTeams(t *testing.T) {
 			t.Errorf("usergroups.users.list team_id %q with %s: %q, want %q", c.team, c.token[:8], got, c.want)
 		}
 	}
+}
+
+// eventSink has srv deliver its HTTP-mode requests to a server of the test
+// and returns the events it received, decoded.
+func eventSink(t *testing.T, srv *Server) <-chan map[string]any {
+	events := make(chan map[string]any, 4)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &ev)
+		events <- ev
+	}))
+	t.Cleanup(hs.Close)
+	srv.UseHTTP(hs.URL, hs.URL)
+	return events
 }

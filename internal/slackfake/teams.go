@@ -44,6 +44,9 @@ type grant struct {
 	revoked    bool
 	refresh    string
 	scopes     string // as granted at install
+	// away: the teams of its enterprise an org admin removed an org-wide
+	// app from (SetTeamAccess); it reaches every other one
+	away map[string]bool
 }
 
 func (s *Server) initTeams() {
@@ -144,7 +147,7 @@ func (s *Server) grantAllows(g *grant, teamID string) bool {
 	teamID = s.teamIDLocked(teamID)
 	if g.orgWide {
 		t := s.tm.teams[teamID]
-		return t != nil && t.enterprise == g.enterprise
+		return t != nil && t.enterprise == g.enterprise && !g.away[teamID]
 	}
 	return g.team == teamID
 }
@@ -164,7 +167,7 @@ func (s *Server) orgWideFor(t *team) bool {
 		if g.team == t.id && !g.orgWide {
 			own = true
 		}
-		if g.orgWide && g.enterprise == t.enterprise {
+		if g.orgWide && g.enterprise == t.enterprise && !g.away[t.id] {
 			org = true
 		}
 	}
