@@ -48,7 +48,7 @@ code,pre{background:#f4f4f4;border-radius:4px;padding:.1rem .3rem}pre{padding:.6
 <h1>{{.Title}}</h1>
 {{range .Lines}}<p>{{.}}</p>
 {{end}}{{with .Code}}<p class="code">Error code: <code>{{.}}</code></p>
-{{end}}{{with .Done}}{{if .OrgWide}}<p>slackask is installed for the whole <strong>{{.Name}}</strong> organization (<code>{{.ID}}</code>): it serves every workspace of the organization that has no install of its own.</p>
+{{end}}{{with .Done}}{{if .OrgWide}}<p>slackask is installed for the whole <strong>{{.Name}}</strong> organization (<code>{{.ID}}</code>): it serves the workspaces of the organization an org admin adds it to (a workspace with an install of its own keeps that one).</p>
 {{else}}<p>slackask is installed in <strong>{{.Name}}</strong> (<code>{{.ID}}</code>).</p>
 {{end}}<h2>What to do next</h2>
 <ol>
@@ -56,8 +56,8 @@ code,pre{background:#f4f4f4;border-radius:4px;padding:.1rem .3rem}pre{padding:.6
 {{end}}<li><p><strong>Invite the bot</strong> to each channel it should ask in: in the channel, type <code>/invite @slackask</code>. Direct messages need no invitation.</p></li>
 <li><p><strong>Create an API key</strong> for the programs that will ask here, scoped to this workspace, on the machine that runs slackask:</p>
 <pre>slackask keys create --name NAME --workspace {{.Workspace}}</pre>
-<p>The key is printed once; give it to the program as its bearer token. Add <code>--channels</code> or <code>--responders</code> to narrow it further.</p></li>
-<li><p><strong>Ask</strong>: <code>POST /v1/asks</code> with that key, naming a channel the bot is in{{if .OrgWide}} (its asks go to <code>"workspace": "{{.Workspace}}"</code>, the organization){{end}} (see the README, "Ask a question").</p></li>
+<p>The key is printed once; give it to the program as its bearer token. Add <code>--channels</code> or <code>--responders</code> to narrow it further.{{if .OrgWide}} A key for one workspace of the organization takes that workspace's id instead (<code>--workspace T…</code>).{{end}}</p></li>
+<li><p><strong>Ask</strong>: <code>POST /v1/asks</code> with that key, naming a channel the bot is in{{if .OrgWide}} (its asks name <code>"workspace": "{{.Workspace}}"</code>, the organization, or one of its workspaces by its <code>T…</code>){{end}} (see the README, "Ask a question").</p></li>
 </ol>
 {{end}}</body></html>
 `

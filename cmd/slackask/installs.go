@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,8 +19,9 @@ Works on the OAuth installations of the database in SLACKASK_DATABASE,
 beside a running serve.
 
 list   prints each installation: its team (or enterprise, for an org-wide
-       install), whether its token rotates and when it expires, and the id
-       of the encryption key it is sealed under. No token is printed.
+       install, with the workspaces it serves as Slack last listed them),
+       whether its token rotates and when it expires, and the id of the
+       encryption key it is sealed under. No token is printed.
 rekey  seals every installation sealed under SLACKASK_ENCRYPTION_KEY_PREVIOUS
        again under SLACKASK_ENCRYPTION_KEY (both set); once it reports none
        left and every replica runs with the new key, remove the previous one.
@@ -77,7 +79,7 @@ func cmdInstalls(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTALLATION\tENTERPRISE\tTEAM\tORG-WIDE\tTOKEN EXPIRES\tKEY\tUPDATED")
+	fmt.Fprintln(tw, "INSTALLATION\tENTERPRISE\tTEAM(S)\tORG-WIDE\tTOKEN EXPIRES\tKEY\tUPDATED")
 	for _, r := range rows {
 		expires := "never (no rotation)"
 		if !r.ExpiresAt.IsZero() {
@@ -91,7 +93,16 @@ func cmdInstalls(ctx context.Context, args []string, stdout, stderr io.Writer) i
 				key += " (not the current key: rekey)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", r.Key, dash(r.Enterprise), dash(r.Team), r.OrgWide, expires, key, r.UpdatedAt.Format(time.RFC3339))
+		team := r.Team
+		if r.OrgWide {
+			teams, err := st.InstallTeams(ctx, r.Enterprise)
+			if err != nil {
+				fmt.Fprintf(stderr, "slackask installs list: %v\n", err)
+				return 1
+			}
+			team = strings.Join(teams, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", r.Key, dash(r.Enterprise), dash(team), r.OrgWide, expires, key, r.UpdatedAt.Format(time.RFC3339))
 	}
 	if err := tw.Flush(); err != nil {
 		return 1

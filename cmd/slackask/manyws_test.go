@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -156,6 +157,14 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 	var later interaction.Ask
 	if code := h.doAs(keyGrid, "POST", "/v1/asks", in("C0GRIDC", "T0GRIDC"), &later); code != 201 {
 		t.Errorf("org key asking in a team added after the install: %d, want 201", code)
+	}
+	// `slackask installs list` names the workspaces the org-wide install
+	// serves, as Slack listed them.
+	t.Setenv("SLACKASK_DATABASE", h.cfg.Database)
+	var listed, listErr bytes.Buffer
+	if code := run(ctx, []string{"installs", "list"}, nil, &listed, &listErr); code != 0 ||
+		!regexp.MustCompile(`(?m)^`+gridOrg+`\s+`+gridOrg+`\s+T0GRIDA,T0GRIDB,T0GRIDC\s+true`).MatchString(listed.String()) {
+		t.Errorf("installs list: exit %d %s\n%s", code, listErr.String(), listed.String())
 	}
 	if code := h.doAs(manyServerAPIToken, "POST", "/v1/asks", in(chanOne, "T0NOTHERE"), &e); code != 400 || e.Error.Code != interaction.InvalidQuestion {
 		t.Errorf("ask in a workspace without an installation: %d %+v, want 400 INVALID_QUESTION", code, e.Error)
