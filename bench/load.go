@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/proccpu"
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
@@ -107,9 +108,9 @@ func runLoads(ctx context.Context, rate int, d time.Duration, specs []loadSpec) 
 	before := make([]int, n)
 	cpu0 := make([]time.Duration, n)
 	for k, s := range specs {
-		before[k], cpu0[k] = len(s.fake.AckLatencies()), cpuTime(s.pid)
+		before[k], cpu0[k] = len(s.fake.AckLatencies()), proccpu.Of(s.pid)
 	}
-	self0 := cpuTime(0)
+	self0 := proccpu.Of(0)
 	var (
 		wg       sync.WaitGroup
 		errs     = make([]atomic.Int64, n)
@@ -141,10 +142,10 @@ func runLoads(ctx context.Context, rate int, d time.Duration, specs []loadSpec) 
 		})
 	}
 	wg.Wait()
-	driver := cpuTime(0) - self0
+	driver := proccpu.Of(0) - self0
 	for k, s := range specs {
 		r := &res[k]
-		r.targetCPU, r.driverCPU, r.lag = cpuTime(s.pid)-cpu0[k], driver, lag
+		r.targetCPU, r.driverCPU, r.lag = proccpu.Of(s.pid)-cpu0[k], driver, lag
 		all := s.fake.AckLatencies()
 		r.samples = all[min(before[k], len(all)):]
 		r.lat = summarize(r.samples)
@@ -200,9 +201,9 @@ func waitIdle(pid int, pause time.Duration) {
 	deadline := time.Now().Add(30 * time.Second)
 	quiet := 0
 	for quiet < 2 && time.Now().Before(deadline) {
-		before := cpuTime(pid)
+		before := proccpu.Of(pid)
 		time.Sleep(250 * time.Millisecond)
-		if cpuTime(pid)-before <= 12*time.Millisecond {
+		if proccpu.Of(pid)-before <= 12*time.Millisecond {
 			quiet++
 		} else {
 			quiet = 0

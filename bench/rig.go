@@ -638,28 +638,3 @@ func (p *proc) fetch(ctx context.Context, resource, path string) error {
 	}
 	return f.Close()
 }
-
-// cpuTime is the user+system CPU time a process has used so far
-// (/proc/PID/stat, clock ticks of 10 ms); pid 0 means this process.
-func cpuTime(pid int) time.Duration {
-	path := "/proc/self/stat"
-	if pid > 0 {
-		path = fmt.Sprintf("/proc/%d/stat", pid)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	s := string(raw)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/internal/clock"
+	"github.com/slackask/slackask/internal/proccpu"
 	"github.com/slackask/slackask/internal/slackfake"
 )
 
@@ -99,13 +100,13 @@ func (r *rig) scaleLevel(ctx context.Context, n int, restart bool, variant strin
 			go func() { _ = p.fetch(ctx, "/debug/pprof/trace?seconds=2", strings.TrimSuffix(path, ".pprof")+".trace") }()
 		}
 	}
-	cpu0 := cpuTime(p.cmd.Process.Pid)
+	cpu0 := proccpu.Of(p.cmd.Process.Pid)
 	msgs, took, err := createAsks(ctx, a, n, r.cfg.createConc, typicalAsk)
 	if err != nil {
 		return lvl, nil, fmt.Errorf("create: %w\n%s", err, p.tailText())
 	}
 	lvl.CreatePerSec = float64(n) / took.Seconds()
-	lvl.CreateCPU = (cpuTime(p.cmd.Process.Pid) - cpu0) / time.Duration(n)
+	lvl.CreateCPU = (proccpu.Of(p.cmd.Process.Pid) - cpu0) / time.Duration(n)
 	r.logf("  %d asks created in %v: %.0f/s, %v of CPU each (load %s)", n, took.Round(time.Millisecond), lvl.CreatePerSec, lvl.CreateCPU, loadAvg())
 
 	// The asks alone (the state is in SQLite).

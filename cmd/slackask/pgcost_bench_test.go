@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/proccpu"
 	"github.com/slackask/slackask/store/postgres/pgtest"
 )
 
@@ -104,7 +104,7 @@ type pgCostCPU struct {
 // end, from zero for the ones that were not at its start).
 func (c pgCostCPU) read(ctx context.Context) (replicas time.Duration, backends map[int]time.Duration) {
 	for _, rep := range c.r.reps {
-		replicas += procCPU(rep.p.cmd.Process.Pid)
+		replicas += proccpu.Of(rep.p.cmd.Process.Pid)
 	}
 	backends = map[int]time.Duration{}
 	if c.db == nil {
@@ -116,7 +116,7 @@ func (c pgCostCPU) read(ctx context.Context) (replicas time.Duration, backends m
 	}
 	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
 	for _, pid := range pids {
-		backends[int(pid)] = procCPU(int(pid))
+		backends[int(pid)] = proccpu.Of(int(pid))
 	}
 	return replicas, backends
 }
@@ -183,23 +183,6 @@ func (c pgCostCPU) since(ctx context.Context, r0 time.Duration, b0 map[int]time.
 		pg += t - b0[pid]
 	}
 	return r1 - r0 + pg, pg
-}
-
-// procCPU is the user and system CPU time of process pid (0 when it cannot
-// be read), from /proc/<pid>/stat in clock ticks of 10 ms.
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // trips sums slackask_store_round_trips_total over the replicas.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slackask/slackask/internal/proccpu"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres/pgtest"
 	"github.com/slackask/slackask/store/storetest"
@@ -117,7 +115,7 @@ func BenchmarkUpdateCPU(b *testing.B) {
 		}
 		var t time.Duration
 		for _, pid := range pids {
-			t += procCPU(int(pid))
+			t += proccpu.Of(int(pid))
 		}
 		return t
 	}
@@ -145,21 +143,4 @@ func BenchmarkUpdateCPU(b *testing.B) {
 	b.ReportMetric(float64((c1-c0).Microseconds())/n, "client-cpu-µs/op")
 	b.ReportMetric(float64((b1-b0).Microseconds())/n, "server-cpu-µs/op")
 	b.ReportMetric(float64(trips)/n, "round-trips/op")
-}
-
-// procCPU is the user and system CPU time of process pid (0 when it cannot
-// be read), from /proc/<pid>/stat in clock ticks of 10 ms.
-func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	st := string(raw)
-	f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -109,10 +109,9 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // recordCacheSize bounds the records Update keeps (Store.records). Larger
-// than SQLite's (reccache.Size): here a record not kept costs a round trip
-// to the server (a read under lock, about 200 µs of CPU on both sides),
-// there a decode; 1,024 records of about 3 KB each (storetest.BenchRecord
-// decoded) are 3 MB of heap.
+// than SQLite's (reccache.Size): here a record not kept costs a locked read
+// on the server, there only a decode. 1,024 records of about 3 KB each
+// (storetest.BenchRecord decoded) are 3 MB of heap.
 const recordCacheSize = 1024
 
 // The listen connection is made again after a loss, waiting between tries
