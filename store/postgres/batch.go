@@ -1,0 +1,347 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/internal/sqlrow"
+)
+
+var _ store.Batcher = (*Store)(nil)
+
+// UpdateBatch implements store.Batcher: the ops' writes share one
+// transaction, so one commit (one WAL flush, one wake-up of each
+// listener) serves them all. store/slotted hands it the Updates that
+// queued behind each other.
+//
+// When this Store wrote every record of the batch last (records), the
+// transaction is one pipelined round trip: BEGIN, each op's
+// compare-and-set as Update's one-statement path, the events, COMMIT. The
+// ops of a record whose compare-and-set missed (the row moved on) wrote
+// nothing and run again afterwards as Update, in order; their fns then run
+// twice. Otherwise the batch reads every record under lock first (BEGIN
+// and one SELECT … FOR UPDATE), then writes with COMMIT: two round trips.
+//
+// Deadlock freedom: a batch locks its rows in id order (the read's ORDER
+// BY, the writes sorted by id) and the event counter last, as every other
+// write takes its one row before the counter; so no two writers ever wait
+// for each other in a cycle.
+func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
+	var todo []*store.UpdateOp
+	for _, op := range ops {
+		op.Rec, op.Err = store.Record{}, nil
+		if err := s.check(op.Ctx); err != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			continue
+		}
+		todo = append(todo, op)
+	}
+	switch len(todo) {
+	case 0:
+		return
+	case 1: // a statement of its own is its own transaction: no BEGIN, no COMMIT
+		op := todo[0]
+		op.Rec, op.Err = s.Update(op.Ctx, op.ID, op.Fn)
+		return
+	}
+	ctx, stop := batchContext(todo)
+	defer stop()
+	// Stable: the ops of one record keep their order.
+	slices.SortStableFunc(todo, func(a, b *store.UpdateOp) int { return strings.Compare(a.ID, b.ID) })
+	for _, op := range s.writeBatch(ctx, todo) {
+		op.Rec, op.Err = s.Update(op.Ctx, op.ID, op.Fn)
+	}
+}
+
+func updateOp(id string) string { return fmt.Sprintf("postgres update %q", id) }
+
+// batchContext is the context of a batch's statements: the transaction is
+// every op's, so one caller giving up must not cut a statement short (that
+// would roll back the others' writes); it ends once every op's has.
+func batchContext(ops []*store.UpdateOp) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ops[0].Ctx))
+	var left atomic.Int64
+	left.Store(int64(len(ops)))
+	stops := make([]func() bool, len(ops))
+	for i, op := range ops {
+		stops[i] = context.AfterFunc(op.Ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// batchRecord is one record of a batch as it stands between its ops.
+type batchRecord struct {
+	cur  store.Record // as the ops so far left it
+	xmin string       // the cached row version; "" when read under lock
+	// wrote: an op of the batch wrote it (its first write is queued);
+	// first is the index in writes of that first write.
+	wrote bool
+	first int
+	// stale: its compare-and-set missed, or its cached copy was never
+	// checked against the row (no op wrote it): its ops run again.
+	stale bool
+}
+
+// batchWrite is one op's queued statement.
+type batchWrite struct {
+	op   *store.UpdateOp
+	next store.Record
+}
+
+// writeBatch runs ops (sorted by id) in one transaction and returns the
+// ops to run again as Update (see UpdateBatch); every other op has its
+// result.
+func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []*store.UpdateOp) {
+	recs := map[string]*batchRecord{}
+	cached := true
+	for _, op := range ops {
+		if _, ok := recs[op.ID]; ok {
+			continue
+		}
+		cur, xmin, ok := s.records.Get(op.ID)
+		if !ok {
+			cached = false
+			break
+		}
+		recs[op.ID] = &batchRecord{cur: cur, xmin: xmin}
+	}
+	// fail gives err to every op without a result of its own (an fn's
+	// error, a done context): nothing was written.
+	fail := func(err error) {
+		for _, op := range ops {
+			s.records.Drop(op.ID)
+			if op.Err == nil {
+				op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			}
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	// The pool drops a connection that comes back inside a transaction:
+	// an error anywhere below never leaks an open one.
+	defer conn.Release()
+	rollback := func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK") }
+
+	write := &pgx.Batch{}
+	if cached {
+		write.Queue("BEGIN")
+	} else {
+		recs, err = s.lockRecords(ctx, conn.Conn(), ops)
+		if err != nil {
+			rollback()
+			fail(err)
+			return nil
+		}
+	}
+	var (
+		writes []batchWrite
+		events []store.Event
+	)
+	for _, op := range ops {
+		if err := op.Ctx.Err(); err != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			continue
+		}
+		rec, ok := recs[op.ID]
+		if !ok {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), store.ErrNotFound)
+			continue
+		}
+		next := store.Clone(rec.cur)
+		if err := op.Fn(&next); err != nil {
+			op.Rec, op.Err = store.Record{}, err // as is; nothing of op is written
+			continue
+		}
+		next.ID, next.IdempotencyKey = rec.cur.ID, rec.cur.IdempotencyKey // the keys never change
+		next.Version = rec.cur.Version + 1
+		evs, err := store.TakeEvents(&next)
+		var data string
+		if err == nil {
+			data, err = store.Encode(next)
+		}
+		if err != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op is written
+			continue
+		}
+		q, args := updateAsk+" RETURNING xmin::text", []any{string(next.Status), sqlrow.Nanos(next.CreatedAt),
+			nullNanos(next.EndedAt), next.Synced, nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt),
+			next.Version, data, rec.cur.ID, rec.cur.Version}
+		switch {
+		case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
+			q = updateAsk + " AND xmin = pg_current_xact_id()::xid RETURNING xmin::text"
+		case cached: // over the row version this Store last saw (Update's one statement)
+			q = updateAsk + " AND xmin::text = $11 RETURNING xmin::text"
+			args = append(args, rec.xmin)
+		}
+		if !rec.wrote {
+			rec.wrote, rec.first = true, len(writes)
+		}
+		write.Queue(q, args...)
+		writes = append(writes, batchWrite{op: op, next: next})
+		events = append(events, evs...)
+		rec.cur = next
+	}
+	if len(events) > 0 {
+		// The last statement before COMMIT: it holds the counter (see
+		// eventsCTE) for as short a time as can be.
+		write.Queue(batchEvents, batchEventArgs(events)...)
+	}
+	write.Queue("COMMIT")
+	x, err := s.sendBatchWrite(ctx, conn.Conn(), write, cached, len(writes), len(events) > 0)
+	if err != nil {
+		rollback()
+		fail(err)
+		return nil
+	}
+	for i, w := range writes {
+		rec := recs[w.op.ID]
+		switch {
+		case x[i] != "":
+			w.op.Rec = store.Clone(w.next) // fn may keep the pointer it was given
+			rec.xmin = x[i]
+		case cached && i == rec.first:
+			rec.stale = true // the row moved on
+		default: // under lock, or over this transaction's own write: cannot miss
+			w.op.Rec, w.op.Err = store.Record{}, store.WrapErr(w.op.Ctx, updateOp(w.op.ID),
+				store.Internal(nil, "compare-and-set of version %d matched no row", w.next.Version-1))
+			rec.stale = true
+		}
+	}
+	for id, rec := range recs {
+		switch {
+		case rec.stale:
+			s.records.Drop(id)
+		case rec.wrote:
+			s.records.Put(rec.cur, rec.xmin)
+		case cached:
+			// fns refused a copy never checked against the row: they run
+			// again on the row, read under lock.
+			rec.stale = true
+			s.records.Drop(id)
+		}
+	}
+	if !cached {
+		return nil
+	}
+	for _, op := range ops {
+		if rec, ok := recs[op.ID]; !ok || !rec.stale {
+			continue
+		}
+		if err := op.Ctx.Err(); err != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			continue
+		}
+		op.Rec, op.Err = store.Record{}, nil
+		again = append(again, op)
+	}
+	return again
+}
+
+// lockRecords begins the transaction on conn and reads the records of ops
+// under lock, in id order.
+func (s *Store) lockRecords(ctx context.Context, conn *pgx.Conn, ops []*store.UpdateOp) (map[string]*batchRecord, error) {
+	var ids []string
+	for _, op := range ops {
+		if len(ids) == 0 || ids[len(ids)-1] != op.ID {
+			ids = append(ids, op.ID)
+		}
+	}
+	read := &pgx.Batch{}
+	read.Queue("BEGIN")
+	read.Queue(selectRecord+"WHERE id = ANY($1) ORDER BY id FOR UPDATE", ids)
+	br := conn.SendBatch(ctx, read)
+	_, err := br.Exec()
+	var rs []store.Record
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			rs, err = scanRecords(rows)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	recs := make(map[string]*batchRecord, len(rs))
+	for _, r := range rs {
+		recs[r.ID] = &batchRecord{cur: r}
+	}
+	return recs, nil
+}
+
+// sendBatchWrite sends write (n updates, then the events if any, then
+// COMMIT; BEGIN first when begin) and returns each update's new xmin, ""
+// where it matched no row. Any error means nothing was written.
+func (s *Store) sendBatchWrite(ctx context.Context, conn *pgx.Conn, write *pgx.Batch, begin bool, n int, events bool) ([]string, error) {
+	br := conn.SendBatch(ctx, write)
+	var err error
+	if begin {
+		_, err = br.Exec()
+	}
+	x := make([]string, n)
+	for i := 0; i < n && err == nil; i++ {
+		if err = br.QueryRow().Scan(&x[i]); errors.Is(err, pgx.ErrNoRows) {
+			x[i], err = "", nil
+		}
+	}
+	if err == nil && events {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
+			err = fmt.Errorf("the transaction ended with %s", tag)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return x, err
+}
+
+// batchEvents inserts a batch's events: of each ask only if this
+// transaction wrote its row (its compare-and-set matched), numbered in
+// order from the counter, which it takes last (see eventsCTE).
+const batchEvents = `WITH e AS (
+		SELECT e.* FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[])
+			WITH ORDINALITY AS e(ask_id, at, kind, by_user, data, ord)
+		WHERE EXISTS (SELECT FROM asks a WHERE a.id = e.ask_id AND a.xmin = pg_current_xact_id()::xid)),
+	n AS (SELECT count(*) AS n FROM e),
+	seq AS (UPDATE event_seq SET last = last + n.n FROM n WHERE n.n > 0 RETURNING last, n.n),
+	ev AS (INSERT INTO events (seq, ask_id, at, kind, by_user, data)
+		SELECT seq.last - seq.n + row_number() OVER (ORDER BY e.ord), e.ask_id, e.at, e.kind, e.by_user::json, e.data::json
+		FROM seq, e)
+	SELECT 1`
+
+// batchEventArgs are batchEvents' arguments for evs, in order: one array
+// per column (as eventArgs, with each event's ask id).
+func batchEventArgs(evs []store.Event) []any {
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.AskID
+	}
+	cols := eventArgs(evs) // count, id, then the columns
+	return append([]any{ids}, cols[2:]...)
+}
