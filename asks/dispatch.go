@@ -92,6 +92,9 @@ type dispatcher struct {
 	// this process). Until the time held, a rendering that lands does
 	// not mark the record synced, so the dispatcher renders it once more
 	// after the time, and so does a successor if this process dies first.
+	// (Record.Drawers holds a record so on every replica while another
+	// process is listed drawing it; held also covers records written
+	// before drawers were listed.)
 	held map[string]time.Time
 }
 
@@ -189,6 +192,9 @@ func (s *Service) nextWake(r *Record) time.Time {
 		when := now.Add(syncGrace)
 		if until := c.held[r.ID]; until.After(when) {
 			when = until // rendered once more when no earlier update can land
+		}
+		if until := s.othersDrawing(*r, now); until.After(when) {
+			when = until // likewise for another process's update (drawers.go)
 		}
 		earliest(c.pacedLocked(r.ID, dutySync, when))
 	}
@@ -393,7 +399,8 @@ func (s *Service) rewake(ctx context.Context, id string) {
 
 // wakeStore is the Service's view of its store: every record it creates
 // or updates leaves with WakeAt = nextWake, so that the dispatcher of any
-// replica finds what is due.
+// replica finds what is due; an update that makes the message need
+// drawing lists this process as drawing it (Record.Drawers).
 type wakeStore struct {
 	store.Store
 	s *Service
@@ -411,8 +418,15 @@ func (w wakeStore) Create(ctx context.Context, r Record) (Record, bool, error) {
 
 func (w wakeStore) Update(ctx context.Context, id string, fn func(*Record) error) (Record, error) {
 	rec, err := w.Store.Update(ctx, id, func(r *Record) error {
+		rev, synced, posted := r.Rev, r.Synced, r.Posted()
 		if err := fn(r); err != nil {
 			return err
+		}
+		if r.Posted() && !r.Synced && (r.Rev != rev || synced || !posted) {
+			// The write makes the message need drawing, and this process
+			// draws it next (syncer.mark follows every such write): it is
+			// listed as drawing in the same write (drawers.go).
+			w.s.listSelf(r, w.s.now())
 		}
 		markEvents(r)
 		r.WakeAt = w.s.nextWake(r)

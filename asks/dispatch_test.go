@@ -253,9 +253,13 @@ func TestMessageNeverGoesBack(t *testing.T) {
 	r.other(0, ask, 0, "first")
 	<-held.entered // replica 0's update of rev 2 is on its way
 	r.other(1, ask, 1, "second")
-	waitFor(t, "replica 1's rendering landed", func() bool {
+	// Replica 1's rendering lands and is checked; the record stays
+	// unsynced, as replica 0 is listed drawing it (its update may land
+	// after; drawers.go).
+	waitFor(t, "replica 1's rendering landed and was checked", func() bool {
 		u, ok := base.lastUpdate(ask.ID)
-		return ok && u.Rev == 3 && r.get(ask.ID).Synced
+		rec := r.get(ask.ID)
+		return ok && u.Rev == 3 && !drawing(rec, r.svcs[1]) && drawing(rec, r.svcs[0]) && !rec.Synced
 	})
 	close(held.release) // rev 2 lands after rev 3
 	<-held.landed
@@ -263,6 +267,20 @@ func TestMessageNeverGoesBack(t *testing.T) {
 		u, _ := base.lastUpdate(ask.ID)
 		return u.Rev == 3 && r.get(ask.ID).Synced
 	})
+	r.svcs[0].syncer.waitIdle(context.Background())
+	if n := base.count(&base.updates, ask.ID); n != 3 {
+		t.Fatalf("%d updates, want 3 (rev 2, rev 3 by each replica)", n)
+	}
+}
+
+// drawing reports whether rec lists svc as drawing its message.
+func drawing(rec Record, svc *Service) bool {
+	for _, d := range rec.Drawers {
+		if d.Proc == svc.holder {
+			return true
+		}
+	}
+	return false
 }
 
 // failingSurface fails the first n Updates.
@@ -619,4 +637,108 @@ func TestLateMarkOfARenderedChangeIsDropped(t *testing.T) {
 	if u, _ := base.lastUpdate(ask.ID); u.Rev != changed.Rev || base.count(&base.updates, ask.ID) != 2 {
 		t.Fatalf("last rendering rev %d after %d updates, want rev %d after 2", u.Rev, base.count(&base.updates, ask.ID), changed.Rev)
 	}
+}
+
+// A replica is killed with its update of an older state in flight while
+// another, alive all along, ends the ask, draws the end and checks it;
+// then the dead replica's update lands (issue 30: the message stayed live
+// on an answered ask, as nobody draws a record marked synced). The live
+// replica, finding the dead one listed as drawing the ask, left the record
+// unsynced and draws it once more when that update can no longer land.
+func TestDeadReplicasUpdateLandingAfterAnotherSyncedIsUndone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		dead := &deadSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{})}
+		r := newReplicas(t, dead, base)
+		r.surf = base
+		stop0 := r.run(0)
+		r.run(1)
+		ctx := context.Background()
+		ask := r.create(0)
+		r.other(0, ask, 0, "first") // rev 2, drawn by replica 0
+		<-dead.entered              // its update is on its way when replica 0 is killed
+		stopped := make(chan struct{})
+		go func() { stop0(); close(stopped) }() // returns once the update does
+		synctest.Wait()
+		if _, err := r.svcs[1].Cancel(ctx, click(ask, bob)); err != nil { // rev 3
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if u, _ := base.lastUpdate(ask.ID); u.Status != interaction.StatusCancelled {
+			t.Fatalf("replica 1 drew %s, want the end", u.Status)
+		}
+		close(dead.release) // rev 2 lands after the end
+		<-stopped
+		synctest.Wait()
+		if u, _ := base.lastUpdate(ask.ID); u.Rev != 2 {
+			t.Fatalf("after the late landing: rev %d shown, want 2", u.Rev)
+		}
+		time.Sleep(postGrace)
+		synctest.Wait()
+		u, _ := base.lastUpdate(ask.ID)
+		if rec := r.get(ask.ID); u.Rev != rec.Rev || u.Status != interaction.StatusCancelled || !rec.Synced {
+			t.Fatalf("after postGrace: rev %d (%s) shown of rev %d (%s), synced %v", u.Rev, u.Status, rec.Rev, rec.Status, rec.Synced)
+		}
+		if n := base.count(&base.updates, ask.ID); n != 3 {
+			t.Fatalf("%d updates, want 3 (rev 2, the end, the end again)", n)
+		}
+	})
+}
+
+// The same crossing with the first replica alive: its own check after its
+// update finds the end and draws it, marking the record synced, so nothing
+// is drawn again when its listing runs out: one update per replica, as
+// before drawers were listed.
+func TestLiveReplicasCrossingIsNotDrawnAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newSurface()
+		held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+		r := newReplicas(t, held, base)
+		r.surf = base
+		r.run(0)
+		r.run(1)
+		ctx := context.Background()
+		ask := r.create(0)
+		r.other(0, ask, 0, "first") // rev 2, drawn by replica 0
+		<-held.entered
+		if _, err := r.svcs[1].Cancel(ctx, click(ask, bob)); err != nil { // rev 3
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if rec := r.get(ask.ID); rec.Synced || drawing(rec, r.svcs[1]) || !drawing(rec, r.svcs[0]) {
+			t.Fatalf("after replica 1 drew the end: synced %v, drawers %v; want it held for replica 0", rec.Synced, rec.Drawers)
+		}
+		close(held.release) // rev 2 lands after the end
+		synctest.Wait()
+		rec := r.get(ask.ID)
+		if u, _ := base.lastUpdate(ask.ID); u.Rev != rec.Rev || !rec.Synced || len(rec.Drawers) != 0 {
+			t.Fatalf("after replica 0's check: rev %d shown of %d, synced %v, drawers %v", u.Rev, rec.Rev, rec.Synced, rec.Drawers)
+		}
+		time.Sleep(2 * postGrace)
+		synctest.Wait()
+		if n := base.count(&base.updates, ask.ID); n != 3 {
+			t.Fatalf("%d updates, want 3 (rev 2, the end by each replica)", n)
+		}
+	})
+}
+
+// On one replica a record's drawers cost no update and no write: the
+// change that needs drawing lists its process, the write that marks it
+// synced unlists it.
+func TestOneReplicaListsItsDrawsInItsWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(t, nil)
+		r.run(0)
+		ask := r.create(0)
+		before := r.get(ask.ID).Version
+		r.other(0, ask, 0, "first")
+		synctest.Wait()
+		rec := r.get(ask.ID)
+		if !rec.Synced || len(rec.Drawers) != 0 || rec.Version != before+2 {
+			t.Fatalf("synced %v, drawers %v, %d writes; want synced, none, 2 (the change, synced)", rec.Synced, rec.Drawers, rec.Version-before)
+		}
+		if n := r.surf.count(&r.surf.updates, ask.ID); n != 1 {
+			t.Fatalf("%d updates, want 1", n)
+		}
+	})
 }

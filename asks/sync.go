@@ -192,8 +192,9 @@ func (y *syncer) syncWithRetry(ctx context.Context, rec Record) bool {
 // marked unsynced and the newest rendering is sent again. The last update
 // to land is always followed by such a check, and Rev only grows. An
 // update whose sender died is followed by no check: a record that may
-// have one in flight is held (dispatcher.held), unsynced until no such
-// update can land.
+// have one in flight is held, unsynced until no such update can land: at
+// start-up whatever recovery finds unsynced (dispatcher.held), and
+// whenever the record lists another process as drawing it (drawers.go).
 //
 // A rendering the surface refused for its rate limit is never sent again
 // as it was: after the pause the record is read again and rendered as it
@@ -206,6 +207,23 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, er
 	for {
 		if !rec.Posted() || rec.Synced {
 			return false, nil
+		}
+		if !s.listedFresh(rec, s.now()) {
+			// Not listed as drawing (a claim, recovery, a stale click), or
+			// listed too long ago (a slow update, a pause): listed first.
+			cur, err := s.relist(ctx, rec.ID, true)
+			if isNotFound(err) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			if cur.Rev != rec.Rev {
+				from = -1
+			}
+			rec = cur
+			s.syncer.renderingNow(rec)
+			continue
 		}
 		at, err := s.drawViews(ctx, &rec, from)
 		var rl *RateLimited
@@ -231,35 +249,54 @@ func (s *Service) syncMessage(ctx context.Context, rec Record) (settled bool, er
 		}
 		from = -1
 		held := s.sched.holding(rec.ID)
-		var newer *Record
-		_, err = s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
-			newer = nil
+		var (
+			seen           *Record // the newer record, when not written
+			moved, holding bool
+		)
+		cur, err := s.store.Update(context.WithoutCancel(ctx), rec.ID, func(r *Record) error {
+			seen, moved, holding = nil, false, false
+			now := s.now()
 			switch {
 			case r.Rev == rec.Rev:
 				if r.Synced || held {
 					return errNoChange // held: rendered again once the hold ends
 				}
-				r.Synced = true
+				s.unlistSelf(r, now) // this process's updates are checked
+				if s.othersDrawing(*r, now).IsZero() {
+					r.Synced = true
+				} else {
+					// Another process's update may land over this one: left
+					// unsynced, due when it can land no more (nextWake).
+					holding = true
+				}
 			case r.Rev > rec.Rev:
-				c := store.Clone(*r)
-				newer = &c
-				if !r.Synced {
+				moved = true
+				switch {
+				case r.Synced:
+					r.Synced = false
+					s.listSelf(r, now)
+				case !s.listedFresh(*r, now):
+					s.listSelf(r, now) // the newer one is drawn next
+				default:
+					c := store.Clone(*r)
+					seen = &c
 					return errNoChange
 				}
-				r.Synced = false
-				newer.Synced = false
 			default:
 				return errNoChange
 			}
 			return nil
 		})
-		if errors.Is(err, errNoChange) || isNotFound(err) {
-			err = nil
+		switch {
+		case errors.Is(err, errNoChange) && seen != nil:
+			cur, err = *seen, nil
+		case errors.Is(err, errNoChange), isNotFound(err):
+			err, moved = nil, false
 		}
-		if err != nil || newer == nil {
-			return err == nil && !held, err
+		if err != nil || !moved {
+			return err == nil && !held && !holding, err
 		}
-		rec = *newer
+		rec = cur
 		s.syncer.renderingNow(rec)
 	}
 }
@@ -270,6 +307,8 @@ const maxUpdateWaits = 20
 
 // drawViews makes the views of *rec show it: the main message, then each
 // posted copy, starting at from (-1: the main message; else that copy).
+// The caller has listed this process as drawing (drawers.go); a copy whose
+// update would start past that listing's cover is listed again first.
 // On an error it returns the view that failed (-1 or a copy's index).
 func (s *Service) drawViews(ctx context.Context, rec *Record, from int) (int, error) {
 	if from < 0 && !rec.MessageGone {
@@ -290,6 +329,13 @@ func (s *Service) drawViews(ctx context.Context, rec *Record, from int) (int, er
 		c := rec.Copies[i]
 		if c.Ref == "" {
 			continue
+		}
+		if !s.listedFresh(*rec, s.now()) { // the views before took long: listed again
+			cur, err := s.relist(ctx, rec.ID, false)
+			if err != nil {
+				return i, err
+			}
+			rec.Drawers = cur.Drawers
 		}
 		err := s.surface.UpdateCopy(ctx, *rec, c)
 		switch {

@@ -221,7 +221,8 @@ func (s *readSignal) Get(ctx context.Context, id string) (store.Record, error) {
 // have ended the ask meanwhile and drawn it ended, and the old rendering
 // would draw it live again. Here the end is drawn while replica A's
 // update is on its way; A's update is refused; after the pause A reads
-// the record again and finds it ended and in step. (Before, the adapter
+// the record again and finds it ended (left unsynced by B, which found A
+// listed drawing it: asks/drawers.go) and draws the end. (Before, the adapter
 // waited out the 429 itself and sent the live rendering a second after
 // the end was drawn, as the PostgreSQL chaos runs saw: seeds
 // 1796434468805468200, 1796432839652832371.)
@@ -250,9 +251,10 @@ func TestRateLimitedUpdateDoesNotDrawAnEndedAskLive(t *testing.T) {
 	if _, err := b.Cancel(ctx, act(bob)); err != nil { // rev 3, drawn ended by B
 		t.Fatal(err)
 	}
-	r.waitFor("B drew the end", func() bool {
+	r.waitFor("B drew the end and checked it", func() bool {
 		rec, err := r.store.Get(ctx, ask.ID)
-		return err == nil && rec.Status == interaction.StatusCancelled && rec.Synced
+		// B's check drops B from the drawers; A stays listed.
+		return err == nil && rec.Status == interaction.StatusCancelled && !rec.Synced && len(rec.Drawers) == 1
 	})
 	reads.armed.Store(true)
 	close(p.release)

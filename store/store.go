@@ -48,6 +48,13 @@ type Record struct {
 	// any more (message_not_found, channel_not_found on chat.update): it
 	// is never updated again, however the record changes.
 	MessageGone bool `json:"messageGone,omitempty"`
+	// Drawers lists the processes that may have an update of the ask's
+	// views in flight whose outcome they have not yet checked against the
+	// record, each with when it was listed (see asks' syncer: a process
+	// marking the record synced while another is listed recently leaves
+	// it unsynced, to be drawn once more when that update can no longer
+	// land). Empty when nobody is drawing.
+	Drawers []Drawer `json:"drawers,omitempty"`
 
 	// RemindAt is when to post the one reminder; zero for none.
 	RemindAt time.Time `json:"remindAt,omitzero"`
@@ -158,6 +165,13 @@ type Callback struct {
 	GaveUp bool `json:"gaveUp,omitempty"`
 	// LastError says why the last attempt failed.
 	LastError string `json:"lastError,omitempty"`
+}
+
+// Drawer is a process listed in Record.Drawers: its id (a Service's,
+// random per start) and when it was listed, by its clock.
+type Drawer struct {
+	Proc string    `json:"proc"`
+	At   time.Time `json:"at"`
 }
 
 // StepSend is where the notification of one fired escalation step stands.
@@ -421,6 +435,7 @@ func Clone(r Record) Record {
 		}
 	}
 	c.Copies = append([]Copy(nil), r.Copies...)
+	c.Drawers = append([]Drawer(nil), r.Drawers...)
 	c.Mention = append([]string(nil), r.Mention...)
 	c.Responders = append([]string(nil), r.Responders...)
 	c.Awaited = append([]string(nil), r.Awaited...)

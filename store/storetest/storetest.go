@@ -290,6 +290,7 @@ func fullRecord() store.Record {
 		Rev:         3,
 		Synced:      true,
 		MessageGone: true,
+		Drawers:     []store.Drawer{{Proc: "aproc1", At: base.Add(4*time.Minute + 999)}, {Proc: "aproc2", At: base.Add(5 * time.Minute)}},
 		RemindAt:    base.Add(10*time.Minute + 555),
 		Reminded:    true,
 		WakeAt:      base.Add(20*time.Minute + 777),
