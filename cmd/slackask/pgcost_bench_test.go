@@ -46,7 +46,7 @@ func BenchmarkPostgresCost(b *testing.B) {
 	if os.Getenv(pgtest.EnvVar) == "" {
 		b.Skip(pgtest.EnvVar + " not set: the PostgreSQL cost benchmark compares SQLite with PostgreSQL")
 	}
-	size := pgCostSize{creates: 400, creators: 16, clickers: 8, clicksEach: 50, rates: []int{50, 100, 200, 300, 400, 600}, rateFor: 4 * time.Second}
+	size := pgCostSize{creates: 400, creators: 16, clickers: 8, clicksEach: 250, rates: []int{50, 100, 200, 300, 400, 600}, rateFor: 4 * time.Second}
 	if os.Getenv("SLACKASK_BENCH_REPLICAS_SMALL") != "" {
 		size = pgCostSize{creates: 60, creators: 8, clickers: 4, clicksEach: 10, rates: []int{50, 100}, rateFor: time.Second}
 	}
