@@ -298,7 +298,9 @@ func TestStoredDatabaseFileHoldsNoToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := NewStored(db, sealer(t), StoredConfig{})
+	// The token expires 12 hours after t0: the store's clock stays at t0,
+	// so that the test does not depend on the day it runs.
+	st := NewStored(db, sealer(t), StoredConfig{Now: func() time.Time { return t0 }})
 	in := rotating("T1", "E1", t0.Add(12*time.Hour))
 	in.BotToken, in.RefreshToken = "xoxe.xoxb-1-MDAwMDAwMDAwMDAwMDAwbot", "xoxe-1-MDAwMDAwMDAwMDAwMDAwrefresh"
 	if err := st.Save(ctx, in); err != nil {
@@ -478,7 +480,9 @@ func TestStoredPostgresRowsHoldNoToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	st := NewStored(db, sealer(t), StoredConfig{})
+	// The token expires 12 hours after t0: the store's clock stays at t0,
+	// so that the test does not depend on the day it runs.
+	st := NewStored(db, sealer(t), StoredConfig{Now: func() time.Time { return t0 }})
 	in := rotating("T1", "E1", t0.Add(12*time.Hour))
 	in.BotToken, in.RefreshToken = "xoxe.xoxb-1-PGPGPGPGbot", "xoxe-1-PGPGPGPGrefresh"
 	if err := st.Save(ctx, in); err != nil {
