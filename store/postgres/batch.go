@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slackask/slackask/store"
-	"github.com/slackask/slackask/store/internal/sqlrow"
 )
 
 var _ store.Batcher = (*Store)(nil)
@@ -60,8 +59,6 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 		op.Rec, op.Err = s.Update(op.Ctx, op.ID, op.Fn)
 	}
 }
-
-func updateOp(id string) string { return fmt.Sprintf("postgres update %q", id) }
 
 // batchContext is the context of a batch's statements: the transaction is
 // every op's, so one caller giving up must not cut a statement short (that
@@ -167,25 +164,18 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), store.ErrNotFound)
 			continue
 		}
-		next := store.Clone(rec.cur)
-		if err := op.Fn(&next); err != nil {
-			op.Rec, op.Err = store.Record{}, err // as is; nothing of op is written
+		// A copy: rec.cur stays the base of the record's next op if fn
+		// refuses after changing it.
+		w, fnErr, err := applyFn(store.Clone(rec.cur), op.Fn)
+		if fnErr != nil {
+			op.Rec, op.Err = store.Record{}, fnErr // as is; nothing of op is written
 			continue
-		}
-		next.ID, next.IdempotencyKey = rec.cur.ID, rec.cur.IdempotencyKey // the keys never change
-		next.Version = rec.cur.Version + 1
-		evs, err := store.TakeEvents(&next)
-		var data string
-		if err == nil {
-			data, err = store.Encode(next)
 		}
 		if err != nil {
 			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op is written
 			continue
 		}
-		q, args := updateAsk+" RETURNING xmin::text", []any{string(next.Status), sqlrow.Nanos(next.CreatedAt),
-			nullNanos(next.EndedAt), next.Synced, nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt),
-			next.Version, data, rec.cur.ID, rec.cur.Version}
+		q, args := updateAsk+" RETURNING xmin::text", w.args()
 		switch {
 		case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
 			q = updateAsk + " AND xmin = pg_current_xact_id()::xid RETURNING xmin::text"
@@ -197,34 +187,38 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			rec.wrote, rec.first = true, len(writes)
 		}
 		write.Queue(q, args...)
-		writes = append(writes, batchWrite{op: op, next: next})
-		events = append(events, evs...)
-		rec.cur = next
+		writes = append(writes, batchWrite{op: op, next: w.next})
+		events = append(events, w.evs...)
+		rec.cur = w.next
 	}
 	if len(events) > 0 {
 		// The last statement before COMMIT: it holds the counter (see
 		// eventsCTE) for as short a time as can be.
 		write.Queue(batchEvents, batchEventArgs(events)...)
 	}
-	write.Queue("COMMIT")
-	x, err := s.sendBatchWrite(ctx, conn.Conn(), write, cached, len(writes), len(events) > 0)
-	if err != nil {
-		rollback()
-		fail(err)
-		return nil
-	}
-	for i, w := range writes {
-		rec := recs[w.op.ID]
-		switch {
-		case x[i] != "":
-			w.op.Rec = store.Clone(w.next) // fn may keep the pointer it was given
-			rec.xmin = x[i]
-		case cached && i == rec.first:
-			rec.stale = true // the row moved on
-		default: // under lock, or over this transaction's own write: cannot miss
-			w.op.Rec, w.op.Err = store.Record{}, store.WrapErr(w.op.Ctx, updateOp(w.op.ID),
-				store.Internal(nil, "compare-and-set of version %d matched no row", w.next.Version-1))
-			rec.stale = true
+	// A cached batch with nothing to write sends nothing: its transaction
+	// was never begun on the server.
+	if len(writes) > 0 || !cached {
+		write.Queue("COMMIT")
+		x, err := s.sendBatchWrite(ctx, conn.Conn(), write, cached, len(writes), len(events) > 0)
+		if err != nil {
+			rollback()
+			fail(err)
+			return nil
+		}
+		for i, w := range writes {
+			rec := recs[w.op.ID]
+			switch {
+			case x[i] != "":
+				w.op.Rec = store.Clone(w.next) // fn may keep the pointer it was given
+				rec.xmin = x[i]
+			case cached && i == rec.first:
+				rec.stale = true // the row moved on
+			default: // under lock, or over this transaction's own write: cannot miss
+				w.op.Rec, w.op.Err = store.Record{}, store.WrapErr(w.op.Ctx, updateOp(w.op.ID),
+					store.Internal(nil, "compare-and-set of version %d matched no row", w.next.Version-1))
+				rec.stale = true
+			}
 		}
 	}
 	for id, rec := range recs {

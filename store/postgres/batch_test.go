@@ -122,6 +122,22 @@ func TestUpdateBatchCachedIsOneRoundTrip(t *testing.T) {
 	if n := s.RoundTrips() - trips; n != 1 {
 		t.Errorf("Update after the batch took %d round trips, want 1", n)
 	}
+	// A batch of cached records whose fns all refuse writes nothing and
+	// sends nothing: each
+	// op runs again under lock (a read and a rollback each).
+	refusals = 0
+	ops = []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: func(*store.Record) error { refusals++; return errFn }},
+		{Ctx: ctx, ID: "b", Fn: func(*store.Record) error { refusals++; return errFn }},
+	}
+	trips = s.RoundTrips()
+	s.UpdateBatch(ops)
+	if !errors.Is(ops[0].Err, errFn) || !errors.Is(ops[1].Err, errFn) || refusals != 4 {
+		t.Errorf("ops %v, %v; the refusing fns ran %d times, want errFn twice, 4", ops[0].Err, ops[1].Err, refusals)
+	}
+	if n := s.RoundTrips() - trips; n != 4 {
+		t.Errorf("%d round trips, want 4 (no batch; each refusal's locked read and rollback)", n)
+	}
 }
 
 // A record another Store wrote since: its compare-and-set misses, the

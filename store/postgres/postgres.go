@@ -505,7 +505,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 // the same record. BEGIN with the read, then the write with COMMIT, each
 // pair sent as one pipelined batch.
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
-	op := fmt.Sprintf("postgres update %q", id)
+	op := updateOp(id)
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
@@ -542,33 +542,26 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	return out, nil
 }
 
+func updateOp(id string) string { return fmt.Sprintf("postgres update %q", id) }
+
 // updateCached is Update's one-statement compare-and-set of fn applied to
 // cur, the record as this Store last saw it at row version xmin. done is
 // false, with nothing written, when fn refused cur or the row is no longer
 // that version; err is an error of the statement (its outcome unknown).
 func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string, fn func(*store.Record) error) (out store.Record, done bool, err error) {
-	next := cur // Get gave a deep copy of its own
-	if fn(&next) != nil {
+	// Get gave a deep copy of its own; an event or encoding error is left
+	// to the locked path to report.
+	w, fnErr, err := applyFn(cur, fn)
+	if fnErr != nil || err != nil {
 		return store.Record{}, false, nil
 	}
-	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
-	next.Version = cur.Version + 1
-	evs, err := store.TakeEvents(&next)
-	if err != nil {
-		return store.Record{}, false, nil // the locked path reports it
-	}
-	data, err := store.Encode(next)
-	if err != nil {
-		return store.Record{}, false, nil
-	}
-	args := []any{string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
-		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, cur.ID, cur.Version, xmin}
+	args := append(w.args(), xmin)
 	q := "WITH up AS (" + updateAsk + " AND xmin::text = $11 RETURNING xmin::text AS x)"
-	if len(evs) > 0 {
+	if len(w.evs) > 0 {
 		// Events iff the row was written; the counter is taken last and
 		// held until the statement's commit (eventsCTE).
 		q += ", " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM up)")
-		args = append(args, eventArgs(evs)...)
+		args = append(args, eventArgs(w.evs)...)
 	}
 	var x string
 	err = s.pool.QueryRow(ctx, q+" SELECT x FROM up", args...).Scan(&x)
@@ -580,9 +573,41 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string,
 		s.records.Drop(cur.ID)
 		return store.Record{}, false, err
 	}
-	s.records.Put(next, x)
+	s.records.Put(w.next, x)
 	// fn may keep the pointer it was given: return a copy of our own.
-	return store.Clone(next), true, nil
+	return store.Clone(w.next), true, nil
+}
+
+// written is fn's change of a record, ready to write: the next version of
+// the record (its keys kept, Version one up), the events it emitted, and
+// its encoding.
+type written struct {
+	next store.Record
+	evs  []store.Event
+	data string
+}
+
+// applyFn runs fn on rec, which the caller gives up (fn changes it in
+// place), and readies the write over rec's version. fnErr is fn's own
+// error; err an event or the record that does not encode.
+func applyFn(rec store.Record, fn func(*store.Record) error) (w written, fnErr, err error) {
+	id, key, version := rec.ID, rec.IdempotencyKey, rec.Version
+	if fnErr = fn(&rec); fnErr != nil {
+		return written{}, fnErr, nil
+	}
+	rec.ID, rec.IdempotencyKey, rec.Version = id, key, version+1 // the keys never change
+	w.next = rec
+	if w.evs, err = store.TakeEvents(&w.next); err == nil {
+		w.data, err = store.Encode(w.next)
+	}
+	return w, nil, err
+}
+
+// args are updateAsk's arguments $1–$10: w.next over its previous version.
+func (w written) args() []any {
+	n := w.next
+	return []any{string(n.Status), sqlrow.Nanos(n.CreatedAt), nullNanos(n.EndedAt), n.Synced,
+		nullZeroNanos(n.RemindAt), nullZeroNanos(n.WakeAt), n.Version, w.data, n.ID, n.Version - 1}
 }
 
 // updateAsk writes a record over version $10 of row $9.
@@ -611,28 +636,16 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	if err != nil {
 		return store.Record{}, nil, err
 	}
-	next := store.Clone(cur)
-	if err := fn(&next); err != nil {
-		return store.Record{}, err, nil
-	}
-	next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
-	next.Version = cur.Version + 1
-	evs, err := store.TakeEvents(&next)
-	if err != nil {
-		return store.Record{}, nil, err
-	}
-	data, err := store.Encode(next)
-	if err != nil {
-		return store.Record{}, nil, err
+	w, fnErr, err := applyFn(cur, fn) // cur is read for this Update alone
+	if fnErr != nil || err != nil {
+		return store.Record{}, fnErr, err
 	}
 	write := &pgx.Batch{}
-	write.Queue(updateAsk+" RETURNING xmin::text",
-		string(next.Status), sqlrow.Nanos(next.CreatedAt), nullNanos(next.EndedAt), next.Synced,
-		nullZeroNanos(next.RemindAt), nullZeroNanos(next.WakeAt), next.Version, data, id, cur.Version)
-	if len(evs) > 0 {
+	write.Queue(updateAsk+" RETURNING xmin::text", w.args()...)
+	if len(w.evs) > 0 {
 		// The last statement before COMMIT: it holds the counter (see
 		// eventsCTE) for as short a time as can be.
-		write.Queue("WITH "+eventsCTE(0, "")+" SELECT 1", eventArgs(evs)...)
+		write.Queue("WITH "+eventsCTE(0, "")+" SELECT 1", eventArgs(w.evs)...)
 	}
 	write.Queue("COMMIT")
 	br = conn.SendBatch(ctx, write)
@@ -641,7 +654,7 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.Internal(nil, "compare-and-set of version %d matched no row", cur.Version)
 	}
-	if err == nil && len(evs) > 0 {
+	if err == nil && len(w.evs) > 0 {
 		_, err = br.Exec()
 	}
 	if err == nil {
@@ -654,9 +667,9 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 		s.records.Drop(id)
 		return store.Record{}, nil, err
 	}
-	s.records.Put(next, xmin)
+	s.records.Put(w.next, xmin)
 	// fn may keep the pointer it was given: return a copy of our own.
-	return store.Clone(next), nil, nil
+	return store.Clone(w.next), nil, nil
 }
 
 // Delete implements store.Store.
