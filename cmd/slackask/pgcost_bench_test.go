@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,8 +60,8 @@ func BenchmarkPostgresCost(b *testing.B) {
 				row = runPgCost(b, c.postgres, c.n, size)
 			}
 			row.name = c.name
-			b.ReportMetric(row.createCPU.Seconds()*1e6/float64(row.created), "cpu-µs/ask")
-			b.ReportMetric(row.clickCPU.Seconds()*1e6/float64(row.clicks), "cpu-µs/click")
+			b.ReportMetric(row.create.cpu.Seconds()*1e6/float64(row.created), "cpu-µs/ask")
+			b.ReportMetric(row.click.cpu.Seconds()*1e6/float64(row.clicks), "cpu-µs/click")
 			rows = append(rows, row)
 		})
 	}
@@ -74,21 +76,21 @@ type pgCostSize struct {
 }
 
 type pgCostRow struct {
-	name                string
-	replicas            int
-	created             int
-	createWall          time.Duration
-	createCPU, createPG time.Duration // every process; of which PostgreSQL's backends
-	createTrips         int64
-	clicks              int
-	clickCPU, clickPG   time.Duration
-	clickTrips          int64
-	clickP99            time.Duration // of the closed-loop clicks
-	capacity            int           // highest rate with ack p99 < 100 ms (0: none)
-	rateP99             map[int]time.Duration
-	createWaits         string // what the backends of the creates were seen waiting on
-	createStmts         string // with SLACKASK_BENCH_PG_LOG: the statements of the creates
-	clickStmts          string // and of the clicks
+	name        string
+	replicas    int
+	created     int
+	createWall  time.Duration
+	create      pgCostSpent
+	createTrips int64
+	clicks      int
+	click       pgCostSpent
+	clickTrips  int64
+	clickP99    time.Duration // of the closed-loop clicks
+	capacity    int           // highest rate with ack p99 < 100 ms (0: none)
+	rateP99     map[int]time.Duration
+	createWaits string // what the backends of the creates were seen waiting on
+	createStmts string // with SLACKASK_BENCH_PG_LOG: the statements of the creates
+	clickStmts  string // and of the clicks
 }
 
 // pgCostCPU sums the CPU time of the replicas' processes and of the
@@ -99,26 +101,57 @@ type pgCostCPU struct {
 	db  *pgx.Conn
 }
 
-// read returns the CPU time of the replicas and of the backends, per pid
+// pgCostUse is what the replicas and their backends have used so far:
+// CPU time and context switches (a thread leaving a CPU), per backend pid
 // (backends come and go with the pools; a phase counts those alive at its
 // end, from zero for the ones that were not at its start).
-func (c pgCostCPU) read(ctx context.Context) (replicas time.Duration, backends map[int]time.Duration) {
+type pgCostUse struct {
+	replicas  time.Duration
+	replicaSw int64
+	backends  map[int]time.Duration
+	backendSw map[int]int64
+}
+
+// read returns what the replicas and their backends have used so far.
+func (c pgCostCPU) read(ctx context.Context) pgCostUse {
+	u := pgCostUse{backends: map[int]time.Duration{}, backendSw: map[int]int64{}}
 	for _, rep := range c.r.reps {
-		replicas += proccpu.Of(rep.p.cmd.Process.Pid)
+		u.replicas += proccpu.Of(rep.p.cmd.Process.Pid)
+		u.replicaSw += proccpu.Switches(rep.p.cmd.Process.Pid)
 	}
-	backends = map[int]time.Duration{}
 	if c.db == nil {
-		return replicas, backends
+		return u
 	}
 	rows, err := c.db.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", c.app)
 	if err != nil {
-		return replicas, backends
+		return u
 	}
 	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
 	for _, pid := range pids {
-		backends[int(pid)] = proccpu.Of(int(pid))
+		u.backends[int(pid)] = proccpu.Of(int(pid))
+		u.backendSw[int(pid)] = proccpu.Switches(int(pid))
 	}
-	return replicas, backends
+	return u
+}
+
+// pgCostSpent is what a phase used: CPU and context switches of every
+// process, and of PostgreSQL's backends among them.
+type pgCostSpent struct {
+	cpu, pgCPU time.Duration
+	sw, pgSw   int64
+}
+
+// since returns what was used since u0.
+func (c pgCostCPU) since(ctx context.Context, u0 pgCostUse) pgCostSpent {
+	u1 := c.read(ctx)
+	var d pgCostSpent
+	for pid, t := range u1.backends {
+		d.pgCPU += t - u0.backends[pid]
+		d.pgSw += u1.backendSw[pid] - u0.backendSw[pid]
+	}
+	d.cpu = u1.replicas - u0.replicas + d.pgCPU
+	d.sw = u1.replicaSw - u0.replicaSw + d.pgSw
+	return d
 }
 
 // sampleWaits samples, every 10 ms until the returned func is called,
@@ -177,12 +210,44 @@ func (c pgCostCPU) sampleWaits(ctx context.Context) (stop func() string) {
 
 // since returns the CPU used since the reading (r0, b0): every process,
 // and the backends' share.
-func (c pgCostCPU) since(ctx context.Context, r0 time.Duration, b0 map[int]time.Duration) (all, pg time.Duration) {
-	r1, b1 := c.read(ctx)
-	for pid, t := range b1 {
-		pg += t - b0[pid]
+// perfDir, from SLACKASK_BENCH_PERF, is where perfPhase records the click
+// phase: perf must be on PATH and allowed to attach to these processes.
+var perfDir = os.Getenv("SLACKASK_BENCH_PERF")
+
+// perfPhase records, with perfDir set, the replicas and their backends
+// until the returned func is called: CPU samples with call stacks
+// (<config>.cpu.data) and every context switch with the stack that left
+// the CPU (<config>.sched.data), to read with perf report.
+func perfPhase(b *testing.B, cpu pgCostCPU, u pgCostUse, postgres bool, n int) (stop func()) {
+	if perfDir == "" {
+		return func() {}
 	}
-	return r1 - r0 + pg, pg
+	var pids []string
+	for _, rep := range cpu.r.reps {
+		pids = append(pids, strconv.Itoa(rep.p.cmd.Process.Pid))
+	}
+	for pid := range u.backends {
+		pids = append(pids, strconv.Itoa(pid))
+	}
+	name := fmt.Sprintf("sqlite-%d", n)
+	if postgres {
+		name = fmt.Sprintf("postgres-%d", n)
+	}
+	var cmds []*exec.Cmd
+	for kind, event := range map[string]string{"cpu": "cpu-clock", "sched": "sched:sched_switch"} {
+		c := exec.Command("perf", "record", "-e", event, "-g", "-o", filepath.Join(perfDir, name+"."+kind+".data"), "-p", strings.Join(pids, ","))
+		if err := c.Start(); err != nil {
+			b.Fatalf("SLACKASK_BENCH_PERF: %v", err)
+		}
+		cmds = append(cmds, c)
+	}
+	time.Sleep(500 * time.Millisecond) // perf attaches before the phase starts
+	return func() {
+		for _, c := range cmds {
+			_ = c.Process.Signal(os.Interrupt)
+			_ = c.Wait()
+		}
+	}
 }
 
 // trips sums slackask_store_round_trips_total over the replicas.
@@ -298,7 +363,7 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 
 	// Asks created.
 	settle()
-	r0, b0 := cpu.read(ctx)
+	u0 := cpu.read(ctx)
 	t0 := r.trips(postgres)
 	log0 := logMark()
 	stopWaits := cpu.sampleWaits(ctx)
@@ -306,13 +371,14 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	row.createWaits = stopWaits()
 	settle() // the creates' own background work (permalinks, updates) is theirs
 	row.created, row.createWall = len(asks), took
-	row.createCPU, row.createPG = cpu.since(ctx, r0, b0)
+	row.create = cpu.since(ctx, u0)
 	row.createTrips = r.trips(postgres) - t0
 	row.createStmts = statements(log0)
 
 	// Clicks, closed loop: people change selects, each waiting for the ack
 	// of a click before the next.
-	r0, b0 = cpu.read(ctx)
+	u0 = cpu.read(ctx)
+	stopPerf := perfPhase(b, cpu, u0, postgres, n)
 	t0 = r.trips(postgres)
 	log0 = logMark()
 	before := len(r.fake.AckLatencies())
@@ -339,8 +405,9 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 		b.Fatal("clicks: ", clickErr)
 	}
 	settle() // the clicks' message updates are theirs
+	stopPerf()
 	row.clicks = size.clickers * size.clicksEach
-	row.clickCPU, row.clickPG = cpu.since(ctx, r0, b0)
+	row.click = cpu.since(ctx, u0)
 	row.clickTrips = r.trips(postgres) - t0
 	row.clickStmts = statements(log0)
 	row.clickP99 = pct(r.fake.AckLatencies()[before:], 99)
@@ -400,7 +467,7 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		return fmt.Sprintf("%.0f", float64(r.created)/r.createWall.Seconds())
 	})
 	line("CPU µs per ask created, every process (of which PostgreSQL's backends)", func(r pgCostRow) string {
-		return us(r.createCPU, r.created) + " (" + us(r.createPG, r.created) + ")"
+		return us(r.create.cpu, r.created) + " (" + us(r.create.pgCPU, r.created) + ")"
 	})
 	line("round trips per ask created", func(r pgCostRow) string {
 		if r.createTrips == 0 {
@@ -409,7 +476,11 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		return fmt.Sprintf("%.2f", float64(r.createTrips)/float64(r.created))
 	})
 	line(fmt.Sprintf("CPU µs per click, every process (of which PostgreSQL's) (%d people × %d select clicks)", size.clickers, size.clicksEach), func(r pgCostRow) string {
-		return us(r.clickCPU, r.clicks) + " (" + us(r.clickPG, r.clicks) + ")"
+		return us(r.click.cpu, r.clicks) + " (" + us(r.click.pgCPU, r.clicks) + ")"
+	})
+	line("context switches per click, every process (of which PostgreSQL's)", func(r pgCostRow) string {
+		per := func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/float64(max(r.clicks, 1))) }
+		return per(r.click.sw) + " (" + per(r.click.pgSw) + ")"
 	})
 	line("round trips per click", func(r pgCostRow) string {
 		if r.clickTrips == 0 {
