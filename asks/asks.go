@@ -313,25 +313,30 @@ func (s *Service) dropUnposted(id string, cause error) error {
 	return fmt.Errorf("asks create: %w", cause)
 }
 
-// workspace is the workspace and app an ask naming ws (its own or its
-// key's) is stamped with: the surface's Home, or, on a surface serving
-// many workspaces, the one it resolves ws to.
-func (s *Service) workspace(ctx context.Context, ws string) (team, app string, err error) {
+// placement is where an ask naming a workspace goes: the key and app it
+// is stamped with (Record.TeamID, AppID) and the workspace it is posted
+// in when known (Record.Workspace).
+type placement struct{ key, workspace, app string }
+
+// workspace is where an ask naming ws (its own or its key's) goes: the
+// surface's Home (which is also the workspace posted in), or, on a
+// surface serving many workspaces, what it resolves ws to.
+func (s *Service) workspace(ctx context.Context, ws string) (placement, error) {
 	if many, ok := s.surface.(Workspaces); ok {
-		team, app, err = many.Workspace(ctx, ws)
+		key, in, app, err := many.Workspace(ctx, ws)
 		switch {
 		case errors.Is(err, ErrHome):
 		case err != nil:
-			return "", "", fmt.Errorf("workspace: %w", err)
+			return placement{}, fmt.Errorf("workspace: %w", err)
 		default:
-			return team, app, nil
+			return placement{key: key, workspace: in, app: app}, nil
 		}
 	}
-	team, app = s.surface.Home()
+	team, app := s.surface.Home()
 	if ws != "" && team != "" && ws != team {
-		return "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace %s: this server is installed in %s only", ws, team)
+		return placement{}, interaction.Errorf(interaction.InvalidQuestion, "workspace %s: this server is installed in %s only", ws, team)
 	}
-	return team, app, nil
+	return placement{key: team, workspace: team, app: app}, nil
 }
 
 // CheckAsk checks in as Create does before anything else:
@@ -365,19 +370,19 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 		// its org-wide installation serves, named by their own ids (T…):
 		// the ask is admitted when the installation serving in.Workspace
 		// is one the key names.
-		if team, _, werr := s.workspace(ctx, in.Workspace); werr == nil && team != in.Workspace && slices.Contains(caller.Workspaces, team) {
+		if p, werr := s.workspace(ctx, in.Workspace); werr == nil && p.key != in.Workspace && slices.Contains(caller.Workspaces, p.key) {
 			ws, err = in.Workspace, nil
 		}
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	team, app, err := s.workspace(ctx, ws)
+	place, err := s.workspace(ctx, ws)
 	if err != nil {
 		return Record{}, err
 	}
 	if s.cfg.CheckIDs != nil {
-		if err := s.cfg.CheckIDs(ctx, team, namedIDs(in)); err != nil {
+		if err := s.cfg.CheckIDs(ctx, place.key, namedIDs(in)); err != nil {
 			return Record{}, err
 		}
 	}
@@ -391,7 +396,7 @@ func (s *Service) newRecord(ctx context.Context, in interaction.AskInput) (Recor
 			User: in.User, Mention: in.Mention, Responders: in.Responders,
 		},
 		IdempotencyKey: in.IdempotencyKey,
-		TeamID:         team, AppID: app, Rev: 1, Owner: caller.Owner(),
+		TeamID:         place.key, Workspace: place.workspace, AppID: place.app, Rev: 1, Owner: caller.Owner(),
 		Progress: make([]interaction.Progress, len(in.Questions)),
 	}
 	if len(rec.Responders) == 0 && in.User == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -260,13 +261,36 @@ func (w *waiters) ids() []string {
 // and their messages can no longer be changed (no update is tried). It
 // returns how many it ended; an error stops it, and the rest stay pending.
 func (s *Service) EndWorkspace(ctx context.Context, team, why string) (int, error) {
+	return s.endPending(ctx, "asks end workspace "+team, why, func(r Record) bool {
+		return r.TeamID == team || r.TeamID == ""
+	})
+}
+
+// EndWorkspacesOf ends, as EndWorkspace does, the pending asks stamped
+// with installation key that were posted in one of workspaces
+// (Record.Workspace): the installation, which serves several workspaces,
+// was taken from those only (an org-wide install removed from some of its
+// organization's teams). Asks of key in its other workspaces, and asks of
+// those workspaces through another installation (their own), stay
+// pending; so do asks of key whose workspace is not known (one that named
+// the organization, or was made before the workspace was kept), which end
+// at their deadline or when the installation itself goes.
+func (s *Service) EndWorkspacesOf(ctx context.Context, key string, workspaces []string, why string) (int, error) {
+	return s.endPending(ctx, fmt.Sprintf("asks end workspaces %v of %s", workspaces, key), why, func(r Record) bool {
+		return r.TeamID == key && r.Workspace != "" && slices.Contains(workspaces, r.Workspace)
+	})
+}
+
+// endPending ends the pending asks that match picks aborted,
+// unreachable, with why; op names the operation in its errors.
+func (s *Service) endPending(ctx context.Context, op, why string, match func(Record) bool) (int, error) {
 	pending, err := s.store.Pending(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("asks end workspace %s: %w", team, err)
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	n := 0
 	for _, rec := range pending {
-		if rec.TeamID != team && rec.TeamID != "" {
+		if !match(rec) {
 			continue
 		}
 		_, err := s.end(ctx, rec.ID, ending{
@@ -276,7 +300,7 @@ func (s *Service) EndWorkspace(ctx context.Context, team, why string) (int, erro
 		switch {
 		case errors.Is(err, ErrEnded):
 		case err != nil:
-			return n, fmt.Errorf("asks end workspace %s: %w", team, err)
+			return n, fmt.Errorf("%s: %w", op, err)
 		default:
 			n++
 		}

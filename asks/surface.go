@@ -80,12 +80,17 @@ type Checker interface {
 // (the Slack adapter with OAuth installs): Home names none, and each ask
 // is stamped with the workspace Workspace resolves the one it names to.
 type Workspaces interface {
-	// Workspace returns the workspace and app an ask naming ws is stamped
-	// with (the installation serving ws), or a coded error: ws names no
-	// workspace the surface is installed in, or is "" when it must be
-	// named. The surface routes the ask's calls by the stamp. ErrHome
-	// says the surface serves one workspace after all (Home's).
-	Workspace(ctx context.Context, ws string) (workspace, app string, err error)
+	// Workspace returns the key and app an ask naming ws is stamped with
+	// (Record.TeamID, Record.AppID: the installation serving ws), and the
+	// workspace the ask is posted in when ws says which
+	// (Record.Workspace: the key itself for a workspace's own
+	// installation, ws when it names one workspace of those an
+	// installation of several serves, "" when it names all of them), or
+	// a coded error: ws names no workspace the surface is installed in,
+	// or is "" when it must be named. The surface routes the ask's calls
+	// by the key. ErrHome says the surface serves one workspace after
+	// all (Home's).
+	Workspace(ctx context.Context, ws string) (key, workspace, app string, err error)
 }
 
 // ErrHome is a Workspaces error: the surface serves one workspace, its

@@ -56,3 +56,62 @@ func TestEndWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// EndWorkspacesOf ends, of the installation's pending asks, those posted
+// in the workspaces it was taken from: not its asks in its other
+// workspaces, nor those whose workspace is unknown, nor the workspace's
+// asks through its own installation, nor an ask that had ended.
+func TestEndWorkspacesOf(t *testing.T) {
+	r := newRig(t)
+	r.run()
+	ctx := context.Background()
+	if a := r.create(interaction.AskInput{Request: twoQuestions()}); mustGet(t, r, a.ID).Workspace != team {
+		t.Fatalf("an ask of the home workspace is posted in %q, want %s", mustGet(t, r, a.ID).Workspace, team)
+	}
+	put := func(id, key, ws string, status interaction.Status) {
+		t.Helper()
+		rec := Record{Ask: interaction.Ask{ID: id, Status: status, Questions: twoQuestions().Questions,
+			Channel: chanID, TS: "1700000000.00000" + id[len(id)-1:], CreatedAt: time.Now()}, TeamID: key, Workspace: ws, Rev: 1, Synced: true}
+		if _, _, err := r.st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("aorg1", "E0ORG", "T0ONE", interaction.StatusPending)
+	put("aorg2", "E0ORG", "T0TWO", interaction.StatusPending)
+	put("aorg3", "E0ORG", "T0THREE", interaction.StatusPending)
+	put("aorg4", "E0ORG", "", interaction.StatusPending)      // named the org, or from before Workspace
+	put("aown5", "T0ONE", "T0ONE", interaction.StatusPending) // T0ONE's own install
+	put("adone6", "E0ORG", "T0ONE", interaction.StatusCancelled)
+	const why = "the slackask app's org-wide installation was removed from this workspace"
+	n, err := r.svc.EndWorkspacesOf(ctx, "E0ORG", []string{"T0ONE", "T0THREE"}, why)
+	if err != nil || n != 2 {
+		t.Fatalf("EndWorkspacesOf = %d, %v; want 2", n, err)
+	}
+	for _, id := range []string{"aorg1", "aorg3"} {
+		got := mustGet(t, r, id)
+		if got.Status != interaction.StatusAborted || !got.Synced || got.Note != why ||
+			got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, why) {
+			t.Errorf("%s: %s synced %v note %q error %+v", id, got.Status, got.Synced, got.Note, got.Error)
+		}
+	}
+	for _, id := range []string{"aorg2", "aorg4", "aown5"} {
+		if got := mustGet(t, r, id); got.Status != interaction.StatusPending {
+			t.Errorf("%s (%s in %q): %s, want pending", id, got.TeamID, got.Workspace, got.Status)
+		}
+	}
+	if got := mustGet(t, r, "adone6"); got.Status != interaction.StatusCancelled || got.Error != nil {
+		t.Errorf("an ask that had ended was ended again: %s %+v", got.Status, got.Error)
+	}
+	if n, err := r.svc.EndWorkspacesOf(ctx, "E0ORG", []string{"T0ONE"}, why); err != nil || n != 0 {
+		t.Errorf("again: EndWorkspacesOf = %d, %v; want 0", n, err)
+	}
+}
+
+func mustGet(t *testing.T, r *rig, id string) Record {
+	t.Helper()
+	rec, err := r.st.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

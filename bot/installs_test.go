@@ -16,6 +16,9 @@ type testInstalls struct {
 	removed []string
 	// learned gets the enterprise of each Learn call, when not nil
 	learned chan string
+	// orgOf maps a team an org-wide install serves to its enterprise (as
+	// auth.teams.list named them), when not nil.
+	orgOf map[string]string
 }
 
 // Learn is installs.Stored's: list an org-wide install's teams again.
@@ -39,6 +42,9 @@ func (s *testInstalls) Lookup(_ context.Context, enterprise, team string) (insta
 	defer s.mu.Unlock()
 	if in, ok := s.m[team]; ok && team != "" {
 		return in, nil
+	}
+	if enterprise == "" {
+		enterprise = s.orgOf[team]
 	}
 	if in, ok := s.m[enterprise]; ok && enterprise != "" && in.OrgWide {
 		return in, nil

@@ -355,3 +355,56 @@ func TestManyWorkspacesTeamAccessRelearns(t *testing.T) {
 		t.Errorf("Learn called for an event that names no enterprise (or is not team_access_*): %q", <-m.ins.learned)
 	}
 }
+
+// An ask is stamped with the installation serving the workspace it names
+// and, when the name says, the workspace it is posted in: a team's own
+// install its team, a team of an org-wide install's org that team, the org
+// itself none. An org admin taking the org-wide install from a team
+// (team_access_revoked, team_ids) ends the install's asks posted there,
+// aborted, saying why; the org's other teams' asks, an ask whose team is
+// unknown and the team's asks through its own install stay pending.
+func TestManyWorkspacesTeamAccessRevokedEndsItsAsks(t *testing.T) {
+	m := newManyRig(t, "T0A")
+	m.ins.mu.Lock()
+	m.ins.m["E0G"] = installs.Installation{Enterprise: "E0G", OrgWide: true, AppID: "A0FAKE", BotUserID: "U0BOTG", BotToken: "xoxb-e0g"}
+	m.ins.orgOf = map[string]string{"T0G1": "E0G", "T0G2": "E0G"}
+	m.ins.mu.Unlock()
+	ctx := m.ctx()
+	for _, c := range []struct{ ws, key, in string }{
+		{"T0A", "T0A", "T0A"}, {"T0G1", "E0G", "T0G1"}, {"E0G", "E0G", ""},
+	} {
+		key, in, app, err := m.b.bot.Workspace(ctx, c.ws)
+		if err != nil || key != c.key || in != c.in || app != "A0FAKE" {
+			t.Errorf("Workspace(%s) = %q, %q, %q, %v; want %q, %q", c.ws, key, in, app, err, c.key, c.in)
+		}
+	}
+	own := m.ask("T0A")
+	if rec, _ := m.st.Get(ctx, own.ID); rec.Workspace != "T0A" {
+		t.Fatalf("an ask of T0A's own install is posted in %q", rec.Workspace)
+	}
+	// The org's asks, as Create stamps them (the rig's fakes are single
+	// workspaces: the org-wide token reaches none of them).
+	for i, ws := range []string{"T0G1", "T0G2", ""} {
+		rec := asks.Record{Ask: interaction.Ask{ID: fmt.Sprintf("aorg%d", i), Status: interaction.StatusPending,
+			Questions: []interaction.Question{yesNo("go")}, Channel: chanID, TS: fmt.Sprintf("1700000000.00000%d", i), CreatedAt: time.Now()},
+			TeamID: "E0G", Workspace: ws, Rev: 1, Synced: true}
+		if _, _, err := m.st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, err := m.fakes["T0A"].DeliverEvent(ctx, "", "E0G", map[string]any{"type": "team_access_revoked", "team_ids": []string{"T0G1", "T0A"}}); err != nil || status != http.StatusOK {
+		t.Fatalf("team_access_revoked: %d %v", status, err)
+	}
+	m.eventually("T0G1's ask through the org-wide install aborted", func() bool {
+		rec, _ := m.st.Get(context.Background(), "aorg0")
+		return rec.Status == interaction.StatusAborted
+	})
+	if rec, _ := m.st.Get(ctx, "aorg0"); rec.Error == nil || rec.Error.Code != interaction.AskAborted || !strings.Contains(rec.Error.Message, "org-wide installation was removed from this workspace") || !rec.Synced {
+		t.Errorf("aborted with %+v, synced %v", rec.Error, rec.Synced)
+	}
+	for _, id := range []string{"aorg1", "aorg2", own.ID} {
+		if rec, _ := m.st.Get(ctx, id); rec.Status != interaction.StatusPending {
+			t.Errorf("%s (%s in %q): %s, want pending", id, rec.TeamID, rec.Workspace, rec.Status)
+		}
+	}
+}

@@ -199,23 +199,32 @@ func (b *Bot) singleConn() conn {
 
 // Workspace implements asks.Workspaces when the bot serves many
 // workspaces: an ask naming ws (a team T…, or a Grid organization E…) is
-// stamped with the key of the installation serving it. An ask naming none
-// is refused: with many installations, none is the default.
-func (b *Bot) Workspace(ctx context.Context, ws string) (string, string, error) {
+// stamped with the key of the installation serving it, and posted in ws
+// when ws names a team (its own install's key, or a team of an org-wide
+// install's org); an ask naming the org itself may be in any of its
+// teams, so none is said. An ask naming none is refused: with many
+// installations, none is the default.
+func (b *Bot) Workspace(ctx context.Context, ws string) (key, workspace, app string, err error) {
 	if !b.routes.many() {
-		return "", "", asks.ErrHome
+		return "", "", "", asks.ErrHome
 	}
 	if ws == "" {
-		return "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace: slackask serves several workspaces; name the team (T…) or Grid organization (E…) to ask in")
+		return "", "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace: slackask serves several workspaces; name the team (T…) or Grid organization (E…) to ask in")
 	}
 	c, err := b.keyConn(ctx, ws)
 	switch {
 	case errors.Is(err, installs.ErrNotInstalled):
-		return "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace %s: slackask is not installed there (install it from /slack/install)", ws)
+		return "", "", "", interaction.Errorf(interaction.InvalidQuestion, "workspace %s: slackask is not installed there (install it from /slack/install)", ws)
 	case err != nil:
-		return "", "", err
+		return "", "", "", err
 	}
-	return c.ws.key, c.app, nil
+	switch {
+	case c.org == "":
+		workspace = c.ws.key // a team's own install
+	case ws != c.org:
+		workspace = ws // a team of the org, named by its id
+	}
+	return c.ws.key, workspace, c.app, nil
 }
 
 // payloadKey is the installation key a payload or event comes through:

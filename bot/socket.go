@@ -101,6 +101,9 @@ type EventCallback struct {
 	Tokens struct {
 		Bot []string `json:"bot"`
 	} `json:"tokens"`
+	// TeamIDs are a team_access_granted or team_access_revoked event's:
+	// the workspaces an org-wide install was added to or taken from.
+	TeamIDs []string `json:"team_ids"`
 	// Team is the workspace of the callback (its team_id), Enterprise its
 	// Grid organization (enterprise_id) and OrgWide its
 	// is_enterprise_install, set by the transport.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/slackask/slackask/installs"
 )
 
@@ -87,23 +89,41 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 // an org admin added the org-wide installation of ev's enterprise to
 // workspaces, or took it from them. The workspaces it serves are listed
 // again (installs.Stored.Learn: auth.teams.list), so that an ask naming
-// one by its own id (T…) finds the installation, or no longer does. It
-// does not block.
+// one by its own id (T…) finds the installation, or no longer does. On a
+// revoke, the pending asks the installation posted in the workspaces it
+// was taken from (ev.TeamIDs) end aborted, saying why
+// (asks.Service.EndWorkspacesOf): the app can no longer see them there,
+// so nobody can answer them. Those workspaces' asks through their own
+// installs, the org's other workspaces' and asks of the installation
+// whose workspace is not recorded (made naming the org, E…, or before
+// the workspace was kept) stay pending. It does not block.
 func (b *Bot) teamAccessEvent(ctx context.Context, ev EventCallback) {
 	if ev.Type != "team_access_granted" && ev.Type != "team_access_revoked" || ev.Enterprise == "" || !b.routes.many() {
 		return
 	}
-	learner, ok := b.routes.source.(interface {
+	learner, _ := b.routes.source.(interface {
 		Learn(ctx context.Context, enterprise string) error
 	})
-	if !ok {
+	revoked := ev.Type == "team_access_revoked" && len(ev.TeamIDs) > 0
+	if learner == nil && !revoked {
 		return
 	}
 	b.handlers.Go(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := learner.Learn(ctx, ev.Enterprise); err != nil {
-			b.log.Warn().Err(err).Str("enterprise", ev.Enterprise).Str("event", ev.Type).Msg("could not list the workspaces of the org-wide installation again; an unknown team asks once more")
+		if learner != nil {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := learner.Learn(ctx, ev.Enterprise); err != nil {
+				b.log.Warn().Err(err).Str("enterprise", ev.Enterprise).Str("event", ev.Type).Msg("could not list the workspaces of the org-wide installation again; an unknown team asks once more")
+			}
+		}
+		// After Learn: an ask naming a revoked team no longer finds the
+		// installation, so none is made there once its asks are ended.
+		if revoked {
+			const why = "the slackask app's org-wide installation was removed from this workspace"
+			log := b.log.With().Str("enterprise", ev.Enterprise).Strs("teams", ev.TeamIDs).Str("event", ev.Type).Logger()
+			b.endAsks(ctx, log, func(ctx context.Context) (int, error) {
+				return b.svc.EndWorkspacesOf(ctx, ev.Enterprise, ev.TeamIDs, why)
+			})
 		}
 	})
 }
@@ -122,18 +142,24 @@ func uninstallWhy(ev EventCallback) string {
 }
 
 // endWorkspace ends the pending asks of workspace key aborted with why.
-// The ends are stored whatever becomes of ctx: a shutdown must not leave
-// some pending.
 func (b *Bot) endWorkspace(ctx context.Context, key, event, why string) {
-	b.log.Warn().Str("team", key).Str("event", event).Msg("app uninstalled: ending the workspace's pending asks")
+	log := b.log.With().Str("team", key).Str("event", event).Logger()
+	b.endAsks(ctx, log, func(ctx context.Context) (int, error) { return b.svc.EndWorkspace(ctx, key, why) })
+}
+
+// endAsks runs end, which ends the pending asks an event left nobody to
+// answer, logging to log. The ends are stored whatever becomes of ctx: a
+// shutdown must not leave some pending.
+func (b *Bot) endAsks(ctx context.Context, log zerolog.Logger, end func(context.Context) (int, error)) {
+	log.Warn().Msg("the app lost a workspace: ending its pending asks")
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	n, err := b.svc.EndWorkspace(ctx, key, why)
+	n, err := end(ctx)
 	if err != nil {
-		b.log.Error().Err(err).Str("team", key).Int("ended", n).Msg("could not end every pending ask of the uninstalled workspace; the rest end at the next start's recovery or their deadline")
+		log.Error().Err(err).Int("ended", n).Msg("could not end every pending ask of the workspace the app lost; the others stay pending until something else ends them (their deadline)")
 		return
 	}
-	b.log.Info().Str("team", key).Int("ended", n).Msg("ended the pending asks of the uninstalled workspace")
+	log.Info().Int("ended", n).Msg("ended the pending asks of the workspace the app lost")
 }
 
 // botUser is the bot's user id from auth.test ("" before it).

@@ -21,8 +21,19 @@ type Record struct {
 	// Responders are the resource's (Ask), which echoes them; in a
 	// record's JSON they sit where they always did, at its top level.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
-	TeamID         string `json:"teamId,omitempty"`
-	AppID          string `json:"appId,omitempty"`
+	// TeamID is the key of the installation serving the ask, which every
+	// call about it goes through: its workspace (T…), or the Grid
+	// organization (E…) of an org-wide install.
+	TeamID string `json:"teamId,omitempty"`
+	// Workspace is the workspace (T…) the ask was posted in, when known:
+	// TeamID itself for a workspace's own install, the team the ask named
+	// for one served by its organization's org-wide install; empty for an
+	// ask that named the organization (its conversation may be in any of
+	// the org's workspaces) and for records from before it was kept. A
+	// revoke of the org-wide install from a workspace ends the asks it
+	// names (asks.Service.EndWorkspacesOf).
+	Workspace string `json:"workspace,omitempty"`
+	AppID     string `json:"appId,omitempty"`
 	// Owner is the id of the API key that created the ask; empty for asks
 	// made with the server's own token. Only its owner (and that token)
 	// sees the ask.

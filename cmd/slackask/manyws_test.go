@@ -281,3 +281,67 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 		t.Errorf("a token in the log: %.12s…", tok)
 	}
 }
+
+// An org admin takes the org-wide install from one team of the org
+// (team_access_revoked naming it): the asks posted there through that
+// install end aborted, saying why, as nobody there can see them any more;
+// the org's other teams' asks through the same install, an ask naming the
+// org itself (its team unknown) and the team's asks through its own
+// install carry on and are answered.
+func TestOrgWideInstallRevokedFromTeam(t *testing.T) {
+	h := start(t, httpMode(), withOAuth(), withConfig(func(c *config.Config) { c.APIToken = manyServerAPIToken }))
+	ctx := ctxT(t)
+	f := h.fake
+	const gridC, gridD = "T0GRIDC", "T0GRIDD" // D: the revoked team's own install
+	for _, ws := range []struct{ team, channel, user string }{
+		{gridTeam, chanGrid, gridCat}, {gridC, "C0GRIDC", "U0EVE"}, {gridD, "C0GRIDD", "U0DAN"},
+	} {
+		f.AddTeam(ws.team, ws.team, gridOrg)
+		f.AddUserIn(ws.team, ws.user, strings.ToLower(ws.user))
+		f.AddChannelIn(ws.team, ws.channel, strings.ToLower(ws.channel))
+	}
+	installVia(t, h, slackfake.Approval{Team: gridTeam, OrgWide: true})
+	installVia(t, h, slackfake.Approval{Team: gridD})
+
+	ask := func(ch, ws string) interaction.Ask {
+		t.Helper()
+		a := ask1(question("deploy", "Deploy?", "Yes", "No"))
+		a.Channel, a.Workspace = ch, ws
+		var got interaction.Ask
+		if code := h.do("POST", "/v1/asks", a, &got); code != 201 || got.TS == "" {
+			t.Fatalf("create in %s (%s): %d %+v", ws, ch, code, got)
+		}
+		return got
+	}
+	inA := ask(chanGrid, gridTeam)    // through the org-wide install, in the team revoked
+	inC := ask("C0GRIDC", gridC)      // through the org-wide install, in another team
+	viaOrg := ask("C0GRIDC", gridOrg) // naming the org: its team is not recorded
+	ownD := ask("C0GRIDD", gridD)     // a team of the org with its own install
+
+	if _, err := f.SetTeamAccess(ctx, gridOrg, gridTeam, false); err != nil {
+		t.Fatal(err)
+	}
+	var got interaction.Ask
+	if code := h.do("GET", "/v1/asks/"+inA.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
+		got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, "org-wide installation was removed from this workspace") {
+		t.Fatalf("the ask in %s after team_access_revoked: %d %s %+v", gridTeam, code, got.Status, got.Error)
+	}
+	for _, c := range []struct {
+		a            interaction.Ask
+		person, what string
+	}{{inC, "U0EVE", "another team of the org"}, {viaOrg, "U0EVE", "an ask naming the org"}, {ownD, "U0DAN", "the team's own install"}} {
+		if _, err := f.Person(c.person).Select(ctx, c.a.Channel, c.a.TS, control(0, "select"), "Yes"); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if code := h.do("GET", "/v1/asks/"+c.a.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAnswered {
+			t.Errorf("%s after the revoke from %s: %d %s %+v", c.what, gridTeam, code, got.Status, got.Error)
+		}
+	}
+	// The revoked team's message was never updated: the install no longer
+	// reaches it.
+	for _, c := range f.Calls() {
+		if c.Method == "chat.update" && c.Params["channel"] == chanGrid {
+			t.Errorf("chat.update in %s (revoked from the install): %s", chanGrid, c.Error)
+		}
+	}
+}

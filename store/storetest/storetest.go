@@ -273,7 +273,8 @@ func fullRecord() store.Record {
 		Added:          []string{"U0AAA", "S0OPS"},
 		Steps:          []store.StepSend{{Sending: ended.Add(time.Minute), Attempts: 2, Sent: true}},
 		IdempotencyKey: "idem-full",
-		TeamID:         "T0001",
+		TeamID:         "E0001",
+		Workspace:      "T0001",
 		Owner:          "kowner1",
 		AppID:          "A0002",
 		Progress: []interaction.Progress{
