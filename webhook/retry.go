@@ -1,14 +1,16 @@
 package webhook
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/slackask/slackask/internal/backoff"
 )
 
-// Schedule paces the attempts of one delivery: First after the first
-// failed attempt, doubling up to Max, each pause drawn within ±Jitter of
-// its nominal value, until GiveUpAfter has passed since the first attempt.
-// It is a pure function of the attempt count (not internal/backoff's
+// Schedule paces the attempts of one delivery: First (zero: 1 s) after
+// the first failed attempt, doubling up to Max (zero: 30 s; never below
+// First), each pause drawn within ±Jitter of its nominal value, until
+// GiveUpAfter has passed since the first attempt.
+// It is a function of the attempt count (internal/backoff's Pause, not a
 // stateful Backoff) because the count lives in the ask's record and
 // survives restarts.
 type Schedule struct {
@@ -38,15 +40,11 @@ func (s Schedule) Next(attempt int, firstAttempt, now time.Time) (at time.Time, 
 	if !now.Before(deadline) {
 		return time.Time{}, true
 	}
-	d := s.First
-	for i := 1; i < attempt && d < s.Max; i++ {
-		d *= 2
+	jitter := s.Jitter
+	if jitter <= 0 {
+		jitter = -1 // none; zero is backoff's default
 	}
-	d = min(d, s.Max)
-	if s.Jitter > 0 {
-		d += time.Duration((rand.Float64()*2 - 1) * s.Jitter * float64(d))
-	}
-	at = now.Add(d)
+	at = now.Add(backoff.Backoff{Min: s.First, Max: s.Max, Jitter: jitter}.Pause(attempt - 1))
 	if at.After(deadline) {
 		at = deadline
 	}

@@ -30,6 +30,15 @@ type Backoff struct {
 
 // Next returns the pause before the next attempt and advances.
 func (b *Backoff) Next() time.Duration {
+	d := b.Pause(b.n)
+	b.n++
+	return d
+}
+
+// Pause is the pause before attempt n+1 (n = 0: the first pause), from
+// b's fields alone: for callers that keep the count of attempts elsewhere
+// (in a record that outlives the process) rather than in a Backoff.
+func (b Backoff) Pause(n int) time.Duration {
 	lo, hi := b.Min, b.Max
 	if lo <= 0 {
 		lo = DefaultMin
@@ -39,11 +48,10 @@ func (b *Backoff) Next() time.Duration {
 	}
 	hi = max(hi, lo)
 	d := lo
-	for i := 0; i < b.n && d < hi; i++ {
+	for i := 0; i < n && d < hi; i++ {
 		d *= 2
 	}
 	d = min(d, hi)
-	b.n++
 	j := b.Jitter
 	if j == 0 {
 		j = DefaultJitter
