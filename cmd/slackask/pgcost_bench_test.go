@@ -88,6 +88,11 @@ type pgCostRow struct {
 	clickP99    time.Duration // of the closed-loop clicks
 	capacity    int           // highest rate with ack p99 < 100 ms (0: none)
 	rateP99     map[int]time.Duration
+	rateUse     map[int]pgCostSpent // what each rate's clicks used, with the second after
+	rateClicks  map[int]int
+	rateFor     map[int]time.Duration // how long each rate's phase took, with the second after
+	idle        pgCostSpent           // what the processes used idle, over idleFor
+	idleFor     time.Duration
 	createWaits string // what the backends of the creates were seen waiting on
 	createStmts string // with SLACKASK_BENCH_PG_LOG: the statements of the creates
 	clickStmts  string // and of the clicks
@@ -318,7 +323,7 @@ func statements(off int64) string {
 func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	b.Helper()
 	ctx := benchCtx(b, 10*time.Minute)
-	row := pgCostRow{replicas: n, rateP99: map[int]time.Duration{}}
+	row := pgCostRow{replicas: n, rateP99: map[int]time.Duration{}, rateUse: map[int]pgCostSpent{}, rateClicks: map[int]int{}, rateFor: map[int]time.Duration{}}
 	db := filepath.Join(b.TempDir(), "slackask.db")
 	cpu := pgCostCPU{}
 	if postgres {
@@ -412,11 +417,21 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	row.clickStmts = statements(log0)
 	row.clickP99 = pct(r.fake.AckLatencies()[before:], 99)
 
+	// Idle: what the processes use with nothing to do (pings, leases,
+	// polls), to tell the rates' per-click cost from it.
+	u0 = cpu.read(ctx)
+	idleFrom := time.Now()
+	time.Sleep(2 * time.Second)
+	row.idle = cpu.since(ctx, u0)
+	row.idleFor = time.Since(idleFrom)
+
 	// Click capacity: open-loop clicks at rising rates until the ack p99
 	// passes 100 ms.
 	for _, rate := range size.rates {
 		before := len(r.fake.AckLatencies())
 		total := int(float64(rate) * size.rateFor.Seconds())
+		u0 := cpu.read(ctx)
+		from := time.Now()
 		var failed sync.Map
 		tick := time.NewTicker(time.Second / time.Duration(rate))
 		var load sync.WaitGroup
@@ -439,11 +454,14 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 			p99 = time.Hour // a click not acked at all
 		}
 		row.rateP99[rate] = p99
+		settle() // the rate's message updates are its own
+		row.rateUse[rate] = cpu.since(ctx, u0)
+		row.rateFor[rate] = time.Since(from)
+		row.rateClicks[rate] = total
 		if p99 >= 100*time.Millisecond {
 			break
 		}
 		row.capacity = rate
-		settle()
 	}
 	return row
 }
@@ -501,6 +519,26 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 			}
 		}
 		return fmt.Sprintf("%d (p99 %s)", r.capacity, strings.Join(parts, ", "))
+	})
+	line("CPU ms per second idle, every process (of which PostgreSQL's)", func(r pgCostRow) string {
+		per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / r.idleFor.Seconds() }
+		return fmt.Sprintf("%.1f (%.1f)", per(r.idle.cpu), per(r.idle.pgCPU))
+	})
+	line("CPU µs per click at each open-loop rate, every process (of which PostgreSQL's), the second after included; then less the idle CPU of that time", func(r pgCostRow) string {
+		var gross, net []string
+		for _, rate := range size.rates {
+			u, ok := r.rateUse[rate]
+			if !ok {
+				continue
+			}
+			n := r.rateClicks[rate]
+			idle := func(d time.Duration) time.Duration {
+				return time.Duration(float64(d) * r.rateFor[rate].Seconds() / r.idleFor.Seconds())
+			}
+			gross = append(gross, fmt.Sprintf("%d/s: %s (%s)", rate, us(u.cpu, n), us(u.pgCPU, n)))
+			net = append(net, fmt.Sprintf("%d/s: %s (%s)", rate, us(u.cpu-idle(r.idle.cpu), n), us(u.pgCPU-idle(r.idle.pgCPU), n)))
+		}
+		return strings.Join(gross, ", ") + "; less idle: " + strings.Join(net, ", ")
 	})
 	line("PostgreSQL backends during the creates, by what they wait on (mean count per 10 ms sample)", func(r pgCostRow) string {
 		return cmp.Or(r.createWaits, "–")
