@@ -240,15 +240,26 @@ func (h *heldSurface) Update(ctx context.Context, rec Record) error {
 	return h.surface.Update(ctx, rec)
 }
 
+// newHeldReplicas runs n replicas (1 or 2) on one store: the first
+// renders through held, whose first Update waits for release and then
+// fails with fail or lands, the second straight onto base; r.surf is base.
+func newHeldReplicas(t *testing.T, n int, fail error) (r *replicas, base *surface, held *heldSurface) {
+	t.Helper()
+	base = newSurface()
+	held = &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{}), fail: fail}
+	surfaces := []Surface{held, base}[:n]
+	r = newReplicas(t, surfaces...)
+	r.surf = base
+	for i := range n {
+		r.run(i)
+	}
+	return r, base, held
+}
+
 // Two replicas update one message out of order: the older rendering lands
 // last, and the message is brought forward again.
 func TestMessageNeverGoesBack(t *testing.T) {
-	base := newSurface()
-	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-	r := newReplicas(t, held, base)
-	r.surf = base
-	r.run(0)
-	r.run(1)
+	r, base, held := newHeldReplicas(t, 2, nil)
 	ask := r.create(0)
 	r.other(0, ask, 0, "first")
 	<-held.entered // replica 0's update of rev 2 is on its way
@@ -542,11 +553,7 @@ func TestDeadProcessUpdateLandingLateIsUndone(t *testing.T) {
 // before the change, as a claim or a listing) is dropped: rendering it
 // after the newer one would draw an older state.
 func TestSyncerDropsAnOlderMarkWhileANewerRenders(t *testing.T) {
-	base := newSurface()
-	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-	r := newReplicas(t, held)
-	r.surf = base
-	r.run(0)
+	r, base, held := newHeldReplicas(t, 1, nil)
 	ctx := context.Background()
 	ask := r.create(0)
 	stale := r.get(ask.ID)
@@ -588,11 +595,7 @@ func TestDueSyncRendersTheRecordAsItStands(t *testing.T) {
 // renders the newer one itself, and the mark of that change is then in
 // step already (issue 29: chat.update per visible change).
 func TestChangeDuringAnUpdateIsRenderedOnce(t *testing.T) {
-	base := newSurface()
-	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-	r := newReplicas(t, held)
-	r.surf = base
-	r.run(0)
+	r, base, held := newHeldReplicas(t, 1, nil)
 	ctx := context.Background()
 	ask := r.create(0)
 	r.other(0, ask, 0, "first")
@@ -611,11 +614,7 @@ func TestChangeDuringAnUpdateIsRenderedOnce(t *testing.T) {
 // rendered that change itself (its check found the record moved on) and
 // ended is not rendered a second time.
 func TestLateMarkOfARenderedChangeIsDropped(t *testing.T) {
-	base := newSurface()
-	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-	r := newReplicas(t, held)
-	r.surf = base
-	r.run(0)
+	r, base, held := newHeldReplicas(t, 1, nil)
 	ctx := context.Background()
 	ask := r.create(0)
 	r.other(0, ask, 0, "first")
@@ -691,12 +690,7 @@ func TestDeadReplicasUpdateLandingAfterAnotherSyncedIsUndone(t *testing.T) {
 // before drawers were listed.
 func TestLiveReplicasCrossingIsNotDrawnAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := newSurface()
-		held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-		r := newReplicas(t, held, base)
-		r.surf = base
-		r.run(0)
-		r.run(1)
+		r, base, held := newHeldReplicas(t, 2, nil)
 		ctx := context.Background()
 		ask := r.create(0)
 		r.other(0, ask, 0, "first") // rev 2, drawn by replica 0

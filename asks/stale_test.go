@@ -125,13 +125,8 @@ func TestRateLimitedUpdateIsRenderedAfterThePause(t *testing.T) {
 // stands, not as it was marked: meanwhile another replica ended the ask
 // and drew it ended, and the marked record would draw it live again.
 func TestWaitingMarkRendersTheRecordAsItStands(t *testing.T) {
-	base := newSurface()
-	held := &heldSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{}),
-		fail: errors.New("chat.update: internal_error")} // Slack answered 5xx after a slow call
-	r := newReplicas(t, held, base)
-	r.surf = base
-	r.run(0)
-	r.run(1)
+	// Slack answers 5xx after a slow call.
+	r, base, held := newHeldReplicas(t, 2, errors.New("chat.update: internal_error"))
 	ctx := context.Background()
 	ask := r.create(0)
 	r.other(0, ask, 0, "first")
