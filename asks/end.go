@@ -261,7 +261,7 @@ func (w *waiters) ids() []string {
 // and their messages can no longer be changed (no update is tried). It
 // returns how many it ended; an error stops it, and the rest stay pending.
 func (s *Service) EndWorkspace(ctx context.Context, team, why string) (int, error) {
-	return s.endPending(ctx, "asks end workspace "+team, why, func(r Record) bool {
+	return s.endPending(ctx, "asks end workspace "+team, why, func(_ context.Context, r Record) bool {
 		return r.TeamID == team || r.TeamID == ""
 	})
 }
@@ -273,24 +273,52 @@ func (s *Service) EndWorkspace(ctx context.Context, team, why string) (int, erro
 // organization's teams). Asks of key in its other workspaces, and asks of
 // those workspaces through another installation (their own), stay
 // pending; so do asks of key whose workspace is not known (one that named
-// the organization, or was made before the workspace was kept), which end
-// at their deadline or when the installation itself goes.
+// the organization, or was made before the workspace was kept): the
+// surface is asked about those (EndUnreachableOf).
 func (s *Service) EndWorkspacesOf(ctx context.Context, key string, workspaces []string, why string) (int, error) {
-	return s.endPending(ctx, fmt.Sprintf("asks end workspaces %v of %s", workspaces, key), why, func(r Record) bool {
+	return s.endPending(ctx, fmt.Sprintf("asks end workspaces %v of %s", workspaces, key), why, func(_ context.Context, r Record) bool {
 		return r.TeamID == key && r.Workspace != "" && slices.Contains(workspaces, r.Workspace)
+	})
+}
+
+// Reachable says whether the installation serving an ask (Record.TeamID)
+// still reaches the conversation its message is in (Record.Channel):
+// false only when the surface is told for sure that it does not; an
+// error when it could not tell (a rate limit, a failure, a timeout).
+type Reachable func(ctx context.Context, rec Record) (bool, error)
+
+// EndUnreachableOf ends, as EndWorkspacesOf does, the pending asks stamped
+// with installation key whose workspace is not known (Record.Workspace
+// "": they named the organization, or were made before the workspace was
+// kept) that reachable says the installation can no longer reach, once it
+// was taken from some of its workspaces. Each such ask with a
+// conversation (Record.Channel) is asked about, one after another; one
+// that is reachable, or that reachable cannot tell about (logged), stays
+// pending, to end at its deadline or when the installation itself goes.
+func (s *Service) EndUnreachableOf(ctx context.Context, key string, reachable Reachable, why string) (int, error) {
+	return s.endPending(ctx, "asks end unreachable of "+key, why, func(ctx context.Context, r Record) bool {
+		if r.TeamID != key || r.Workspace != "" || r.Channel == "" || ctx.Err() != nil {
+			return false // ctx over: the rest stay pending unasked
+		}
+		ok, err := reachable(ctx, r)
+		if err != nil {
+			s.log.Warn().Err(err).Str("ask", r.ID).Str("team", key).Msg("could not tell whether the ask's conversation is still reachable; it stays pending")
+			return false
+		}
+		return !ok
 	})
 }
 
 // endPending ends the pending asks that match picks aborted,
 // unreachable, with why; op names the operation in its errors.
-func (s *Service) endPending(ctx context.Context, op, why string, match func(Record) bool) (int, error) {
+func (s *Service) endPending(ctx context.Context, op, why string, match func(context.Context, Record) bool) (int, error) {
 	pending, err := s.store.Pending(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	n := 0
 	for _, rec := range pending {
-		if !match(rec) {
+		if !match(ctx, rec) {
 			continue
 		}
 		_, err := s.end(ctx, rec.ID, ending{

@@ -2,6 +2,7 @@ package asks
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,63 @@ func mustGet(t *testing.T, r *rig, id string) Record {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// EndUnreachableOf asks about the installation's pending asks whose
+// workspace is unknown, and only those: it ends the ones said to be
+// unreachable, as EndWorkspacesOf does; one reachable, one it could not
+// tell about and every other ask stay pending.
+func TestEndUnreachableOf(t *testing.T) {
+	r := newRig(t)
+	r.run()
+	ctx := context.Background()
+	put := func(id, key, ws, channel string, status interaction.Status) {
+		t.Helper()
+		rec := Record{Ask: interaction.Ask{ID: id, Status: status, Questions: twoQuestions().Questions,
+			Channel: channel, TS: "1700000000.00000" + id[len(id)-1:], CreatedAt: time.Now()}, TeamID: key, Workspace: ws, Rev: 1, Synced: true}
+		if _, _, err := r.st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("agone1", "E0ORG", "", "C0GONE", interaction.StatusPending)
+	put("ahere2", "E0ORG", "", "C0HERE", interaction.StatusPending)
+	put("afail3", "E0ORG", "", "C0FAIL", interaction.StatusPending)
+	put("aknown4", "E0ORG", "T0ONE", "C0GONE", interaction.StatusPending) // its workspace is known: EndWorkspacesOf's
+	put("aother5", "E0OTHER", "", "C0GONE", interaction.StatusPending)
+	put("aown6", "T0ONE", "T0ONE", "C0GONE", interaction.StatusPending)
+	put("adone7", "E0ORG", "", "C0GONE", interaction.StatusCancelled)
+	put("adm8", "E0ORG", "", "", interaction.StatusPending) // no conversation yet
+	var asked []string
+	reachable := func(_ context.Context, rec Record) (bool, error) {
+		asked = append(asked, rec.ID)
+		switch rec.Channel {
+		case "C0GONE":
+			return false, nil
+		case "C0FAIL":
+			return false, interaction.Errorf(interaction.SlackError, "ratelimited")
+		}
+		return true, nil
+	}
+	const why = "the slackask app's org-wide installation was removed from this workspace"
+	n, err := r.svc.EndUnreachableOf(ctx, "E0ORG", reachable, why)
+	if err != nil || n != 1 {
+		t.Fatalf("EndUnreachableOf = %d, %v; want 1", n, err)
+	}
+	slices.Sort(asked)
+	if want := []string{"afail3", "agone1", "ahere2"}; !slices.Equal(asked, want) {
+		t.Errorf("asked about %v, want %v", asked, want)
+	}
+	got := mustGet(t, r, "agone1")
+	if got.Status != interaction.StatusAborted || !got.Synced || got.Note != why ||
+		got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, why) {
+		t.Errorf("agone1: %s synced %v note %q error %+v", got.Status, got.Synced, got.Note, got.Error)
+	}
+	for _, id := range []string{"ahere2", "afail3", "aknown4", "aother5", "aown6", "adm8"} {
+		if got := mustGet(t, r, id); got.Status != interaction.StatusPending {
+			t.Errorf("%s (%s in %q): %s, want pending", id, got.TeamID, got.Workspace, got.Status)
+		}
+	}
+	if got := mustGet(t, r, "adone7"); got.Status != interaction.StatusCancelled || got.Error != nil {
+		t.Errorf("an ask that had ended was ended again: %s %+v", got.Status, got.Error)
+	}
 }

@@ -5,9 +5,13 @@ import "encoding/json"
 // Scopes are the bot token scopes slackask needs: post and update its
 // messages and ephemerals (chat:write), open DMs (im:write), resolve
 // user groups of responders (usergroups:read), read user names
-// (users:read), and find, after a crash, a message it posted but had not
-// recorded yet (channels:history, groups:history, im:history).
-var Scopes = []string{"chat:write", "im:write", "usergroups:read", "users:read", "channels:history", "groups:history", "im:history"}
+// (users:read), find, after a crash, a message it posted but had not
+// recorded yet (channels:history, groups:history, im:history), and tell
+// whether an org-wide install taken from some workspaces still sees an
+// ask's conversation (conversations.info: channels:read, groups:read,
+// im:read).
+var Scopes = []string{"chat:write", "im:write", "usergroups:read", "users:read", "channels:history", "groups:history", "im:history",
+	"channels:read", "groups:read", "im:read"}
 
 // Manifest returns the Slack app manifest (JSON) to paste into "Create an
 // app → From an app manifest": a bot user, Socket Mode, interactivity,

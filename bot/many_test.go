@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -33,13 +34,14 @@ type manyRig struct {
 	st    *memory.Store
 
 	mu      sync.Mutex
-	clients map[string]int // clients made, by team
+	clients map[string]int    // clients made, by team
+	urls    map[string]string // each token's fake (its API URL)
 }
 
 func newManyRig(t *testing.T, teams ...string) *manyRig {
 	t.Helper()
-	m := &manyRig{t: t, fakes: map[string]*slackfake.Server{}, ins: newTestInstalls(), clients: map[string]int{}}
-	urls := map[string]string{}
+	m := &manyRig{t: t, fakes: map[string]*slackfake.Server{}, ins: newTestInstalls(), clients: map[string]int{}, urls: map[string]string{}}
+	urls := m.urls
 	var bot *Bot
 	h := &HTTP{Handler: lazyHandler{&bot}, SigningSecret: []byte("fake-signing-secret"), Log: zerolog.Nop()}
 	mux := http.NewServeMux()
@@ -70,8 +72,9 @@ func newManyRig(t *testing.T, teams ...string) *manyRig {
 		NewClient: func(token string) *slack.Client {
 			m.mu.Lock()
 			m.clients[strings.ToUpper(strings.TrimPrefix(token, "xoxb-"))]++
+			url := urls[token]
 			m.mu.Unlock()
-			return slack.New(token, slack.OptionAPIURL(urls[token]))
+			return slack.New(token, slack.OptionAPIURL(url))
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -405,6 +408,76 @@ func TestManyWorkspacesTeamAccessRevokedEndsItsAsks(t *testing.T) {
 	for _, id := range []string{"aorg1", "aorg2", own.ID} {
 		if rec, _ := m.st.Get(ctx, id); rec.Status != interaction.StatusPending {
 			t.Errorf("%s (%s in %q): %s, want pending", id, rec.TeamID, rec.Workspace, rec.Status)
+		}
+	}
+}
+
+// An org-wide install is taken from one team of its org: its asks whose
+// team is unknown (they named the org) are asked of Slack
+// (conversations.info with the org-wide token, no team_id). While Slack
+// fails (503) nothing ends; once it answers, the ask whose channel is in
+// the team taken (channel_not_found) ends aborted, saying why, and the
+// one whose channel is in a team the install keeps stays pending.
+func TestTeamAccessRevokedProbesOrgAsks(t *testing.T) {
+	m := newManyRig(t, "T0A")
+	f := m.fakes["T0A"]
+	ctx := m.ctx()
+	for _, team := range []string{"T0G1", "T0G2"} {
+		f.AddTeam(team, team, "E0G")
+		f.AddChannelIn(team, "C"+team[1:], strings.ToLower(team))
+	}
+	q := neturl.Values{"client_id": {"fake-client-id"}, "scope": {"chat:write"}, "redirect_uri": {"https://app.example.test/r"}, "state": {"s"}}
+	to, err := f.Approve(f.URL()+"/oauth/v2/authorize?"+q.Encode(), slackfake.Approval{Team: "T0G1", OrgWide: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect, _ := neturl.Parse(to)
+	org, err := slack.GetOAuthV2ResponseContext(ctx, http.DefaultClient, "fake-client-id", "fake-client-secret",
+		redirect.Query().Get("code"), "https://app.example.test/r", slack.OAuthOptionAPIURL(f.APIURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	m.urls[org.AccessToken] = f.APIURL()
+	m.mu.Unlock()
+	m.ins.mu.Lock()
+	m.ins.m["E0G"] = installs.Installation{Enterprise: "E0G", OrgWide: true, AppID: "A0FAKE", BotUserID: org.BotUserID, BotToken: org.AccessToken}
+	m.ins.orgOf = map[string]string{"T0G1": "E0G", "T0G2": "E0G"}
+	m.ins.mu.Unlock()
+	for i, ch := range []string{"C0G1", "C0G2"} {
+		rec := asks.Record{Ask: interaction.Ask{ID: "aorg" + ch, Status: interaction.StatusPending,
+			Questions: []interaction.Question{yesNo("go")}, Channel: ch, TS: fmt.Sprintf("1700000000.00000%d", i), CreatedAt: time.Now()},
+			TeamID: "E0G", Rev: 1, Synced: true}
+		if _, _, err := m.st.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probes := func() int { return f.CallCount("conversations.info") }
+
+	f.FailNext("conversations.info", 2, slackfake.Failure{Status: http.StatusServiceUnavailable})
+	if _, err := f.SetTeamAccess(ctx, "E0G", "T0G1", false); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFor("T0A", "both asks probed", func() bool { return probes() == 2 })
+	// Slack answers again: the revoke comes once more (as Slack retries an
+	// event). Both asks are probed again: the first pass ended neither.
+	revoke := map[string]any{"type": "team_access_revoked", "team_ids": []string{"T0G1"}}
+	if status, err := f.DeliverEvent(ctx, "", "E0G", revoke); err != nil || status != http.StatusOK {
+		t.Fatalf("team_access_revoked: %d %v", status, err)
+	}
+	m.eventually("the ask in the revoked team aborted, after 4 probes", func() bool {
+		rec, _ := m.st.Get(context.Background(), "aorgC0G1")
+		return rec.Status == interaction.StatusAborted && probes() == 4
+	})
+	if rec, _ := m.st.Get(ctx, "aorgC0G1"); rec.Error == nil || rec.Error.Code != interaction.AskAborted || !strings.Contains(rec.Error.Message, "org-wide installation was removed from this workspace") {
+		t.Errorf("aborted with %+v", rec.Error)
+	}
+	if rec, _ := m.st.Get(ctx, "aorgC0G2"); rec.Status != interaction.StatusPending {
+		t.Errorf("the ask in the team the install keeps: %s, want pending", rec.Status)
+	}
+	for _, c := range f.Calls() {
+		if c.Method == "conversations.info" && (c.Params["team_id"] != "" || c.Params["channel"] == "") {
+			t.Errorf("conversations.info with %v", c.Params)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
 
+	"github.com/slackask/slackask/asks"
 	"github.com/slackask/slackask/installs"
 )
 
@@ -93,10 +95,15 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 // revoke, the pending asks the installation posted in the workspaces it
 // was taken from (ev.TeamIDs) end aborted, saying why
 // (asks.Service.EndWorkspacesOf): the app can no longer see them there,
-// so nobody can answer them. Those workspaces' asks through their own
-// installs, the org's other workspaces' and asks of the installation
-// whose workspace is not recorded (made naming the org, E…, or before
-// the workspace was kept) stay pending. It does not block.
+// so nobody can answer them. Then its asks whose workspace is not
+// recorded (made naming the org, E…, or before the workspace was kept)
+// are asked of Slack one by one (asks.Service.EndUnreachableOf,
+// Bot.reachable): those whose conversation the installation no longer
+// sees end the same way; those it sees (in a workspace it keeps, or
+// shared with one) and those Slack gave no answer about stay pending.
+// Those workspaces' asks through their own installs and the org's other
+// workspaces' stay pending. The whole pass takes at most a minute. It
+// does not block.
 func (b *Bot) teamAccessEvent(ctx context.Context, ev EventCallback) {
 	if ev.Type != "team_access_granted" && ev.Type != "team_access_revoked" || ev.Enterprise == "" || !b.routes.many() {
 		return
@@ -122,10 +129,49 @@ func (b *Bot) teamAccessEvent(ctx context.Context, ev EventCallback) {
 			const why = "the slackask app's org-wide installation was removed from this workspace"
 			log := b.log.With().Str("enterprise", ev.Enterprise).Strs("teams", ev.TeamIDs).Str("event", ev.Type).Logger()
 			b.endAsks(ctx, log, func(ctx context.Context) (int, error) {
-				return b.svc.EndWorkspacesOf(ctx, ev.Enterprise, ev.TeamIDs, why)
+				n, err := b.svc.EndWorkspacesOf(ctx, ev.Enterprise, ev.TeamIDs, why)
+				if err != nil {
+					return n, err
+				}
+				m, err := b.svc.EndUnreachableOf(ctx, ev.Enterprise, b.reachable, why)
+				return n + m, err
 			})
 		}
 	})
+}
+
+// unreachableErrs are conversations.info's errors that say for sure the
+// token no longer sees the conversation: gone, or in a workspace its
+// org-wide installation was taken from.
+var unreachableErrs = map[string]bool{"channel_not_found": true, "team_access_not_granted": true}
+
+// reachable implements asks.Reachable: whether the installation serving
+// rec (its TeamID) still sees the conversation of its message, as Slack's
+// conversations.info answers through that installation's client (429s
+// waited out within ctx). A conversation id names one conversation in the
+// whole organization, so an org-wide token names no workspace (team_id)
+// to it. Slack's error unreachableErrs is a no; any other failure is an
+// error, no answer.
+func (b *Bot) reachable(ctx context.Context, rec asks.Record) (bool, error) {
+	const method = "conversations.info"
+	c, err := b.keyConn(ctx, rec.TeamID)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", method, err)
+	}
+	gone := false
+	err = b.call(ctx, method, func(ctx context.Context) error {
+		_, err := c.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: rec.Channel})
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && unreachableErrs[se.Err] {
+			gone = true
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return !gone, nil
 }
 
 // revokes reports whether ev ends the bot user botUser's token: any

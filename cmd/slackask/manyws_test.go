@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"regexp"
@@ -284,9 +285,11 @@ func manyWorkspaces(t *testing.T, rotating bool, opts ...option) {
 
 // An org admin takes the org-wide install from one team of the org
 // (team_access_revoked naming it): the asks posted there through that
-// install end aborted, saying why, as nobody there can see them any more;
-// the org's other teams' asks through the same install, an ask naming the
-// org itself (its team unknown) and the team's asks through its own
+// install end aborted, saying why, as nobody there can see them any more,
+// and so does an ask that named the org itself (its team unknown) whose
+// channel is in that team (conversations.info: channel_not_found); the
+// org's other teams' asks through the same install, an ask naming the org
+// in a channel of another team and the team's asks through its own
 // install carry on and are answered.
 func TestOrgWideInstallRevokedFromTeam(t *testing.T) {
 	h := start(t, httpMode(), withOAuth(), withConfig(func(c *config.Config) { c.APIToken = manyServerAPIToken }))
@@ -313,10 +316,11 @@ func TestOrgWideInstallRevokedFromTeam(t *testing.T) {
 		}
 		return got
 	}
-	inA := ask(chanGrid, gridTeam)    // through the org-wide install, in the team revoked
-	inC := ask("C0GRIDC", gridC)      // through the org-wide install, in another team
-	viaOrg := ask("C0GRIDC", gridOrg) // naming the org: its team is not recorded
-	ownD := ask("C0GRIDD", gridD)     // a team of the org with its own install
+	inA := ask(chanGrid, gridTeam)      // through the org-wide install, in the team revoked
+	inC := ask("C0GRIDC", gridC)        // through the org-wide install, in another team
+	viaOrg := ask("C0GRIDC", gridOrg)   // naming the org: its team is not recorded
+	viaOrgInA := ask(chanGrid, gridOrg) // naming the org, in the team revoked
+	ownD := ask("C0GRIDD", gridD)       // a team of the org with its own install
 
 	if _, err := f.SetTeamAccess(ctx, gridOrg, gridTeam, false); err != nil {
 		t.Fatal(err)
@@ -325,6 +329,10 @@ func TestOrgWideInstallRevokedFromTeam(t *testing.T) {
 	if code := h.do("GET", "/v1/asks/"+inA.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
 		got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, "org-wide installation was removed from this workspace") {
 		t.Fatalf("the ask in %s after team_access_revoked: %d %s %+v", gridTeam, code, got.Status, got.Error)
+	}
+	if code := h.do("GET", "/v1/asks/"+viaOrgInA.ID+"?wait=15s", nil, &got); code != 200 || got.Status != interaction.StatusAborted ||
+		got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, "org-wide installation was removed from this workspace") {
+		t.Fatalf("the ask naming %s in %s's channel after team_access_revoked: %d %s %+v", gridOrg, gridTeam, code, got.Status, got.Error)
 	}
 	for _, c := range []struct {
 		a            interaction.Ask
@@ -338,10 +346,22 @@ func TestOrgWideInstallRevokedFromTeam(t *testing.T) {
 		}
 	}
 	// The revoked team's message was never updated: the install no longer
-	// reaches it.
+	// reaches it. The org-named asks were asked about, and Slack answered
+	// (the install has the scopes conversations.info needs): not found in
+	// the revoked team, found in the team kept.
+	if err := f.WaitFor(ctx, func() bool { return f.CallCount("conversations.info") >= 2 }); err != nil {
+		t.Fatalf("conversations.info: %d calls, want 2", f.CallCount("conversations.info"))
+	}
+	probed := map[string]string{}
 	for _, c := range f.Calls() {
 		if c.Method == "chat.update" && c.Params["channel"] == chanGrid {
 			t.Errorf("chat.update in %s (revoked from the install): %s", chanGrid, c.Error)
 		}
+		if c.Method == "conversations.info" {
+			probed[c.Params["channel"]] = c.Error
+		}
+	}
+	if want := map[string]string{chanGrid: "channel_not_found", "C0GRIDC": ""}; !maps.Equal(probed, want) {
+		t.Errorf("conversations.info answered %v, want %v", probed, want)
 	}
 }

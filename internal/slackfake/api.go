@@ -52,6 +52,7 @@ var apiMethods = map[string]apiMethod{
 	"chat.update":           {botToken, (*Server).chatUpdate},
 	"chat.postEphemeral":    {botToken, (*Server).chatPostEphemeral},
 	"chat.getPermalink":     {botToken, (*Server).chatGetPermalink},
+	"conversations.info":    {botToken, (*Server).conversationsInfo},
 	"conversations.open":    {botToken, (*Server).conversationsOpen},
 	"conversations.history": {botToken, (*Server).conversationsHistory},
 	"conversations.replies": {botToken, (*Server).conversationsReplies},
@@ -74,6 +75,19 @@ type apiRequest struct {
 }
 
 func (r *apiRequest) str(key string) string { return r.params[key] }
+
+// grantKey is the workspace a bot token's calls count against (its team,
+// or the enterprise of an org-wide install); "" for other tokens.
+func (r *apiRequest) grantKey() string {
+	g := r.grant
+	switch {
+	case g == nil:
+		return ""
+	case g.orgWide:
+		return g.enterprise
+	}
+	return g.team
+}
 
 func (r *apiRequest) has(key string) bool {
 	_, ok := r.params[key]

@@ -56,6 +56,84 @@ func (s *Server) conversationsOpen(r *apiRequest) reply {
 	return okReply(map[string]any{"channel": s.wireChannel(ch), "already_open": already, "no_op": already})
 }
 
+// conversationsInfo answers conversations.info: the conversation named by
+// its id (a channel's C…, a DM's D…; not a name or a user, as
+// conversations.open takes), as Slack's reply draws it, with its
+// workspace (context_team_id). A conversation the token does not reach
+// (another team's, or a team an org admin took the org-wide app from)
+// is channel_not_found, by the scope check every method passes. A token
+// installed without the read scope of the conversation's kind
+// (channels:read, groups:read, im:read) is missing_scope. Limited per
+// workspace at Tier 3 (ConversationsInfoPerMinute).
+func (s *Server) conversationsInfo(r *apiRequest) reply {
+	id := r.str("channel")
+	ch := s.ws.channels[id]
+	if ch == nil && strings.HasPrefix(id, "D") {
+		if u := s.ws.userOfDM(id); u != "" {
+			ch = s.ws.dm(u)
+		}
+	}
+	if ch == nil {
+		return errReply("channel_not_found")
+	}
+	needed := "channels:read"
+	switch {
+	case ch.IsIM:
+		needed = "im:read"
+	case len(ch.Members) > 0:
+		needed = "groups:read" // private
+	}
+	if g := r.grant; g != nil && g.scopes != "" && !slices.Contains(strings.Split(g.scopes, ","), needed) {
+		rep := errReply("missing_scope")
+		rep.body["needed"], rep.body["provided"] = needed, g.scopes
+		return rep
+	}
+	var flags [2]bool
+	for i, key := range []string{"include_locale", "include_num_members"} {
+		v, ok := parseBool(r.str(key))
+		if !ok {
+			return errReplyMsgs("invalid_arguments", []string{"[ERROR] invalid value for `" + key + "`: must be a boolean"})
+		}
+		flags[i] = v
+	}
+	if rep, ok := s.tierLocked("conversations.info/"+r.grantKey(), s.cfg.ConversationsInfoPerMinute); !ok {
+		return rep
+	}
+	out := s.wireChannel(ch)
+	out["context_team_id"] = s.teamIDLocked(ch.Team)
+	out["is_archived"], out["is_shared"], out["is_org_shared"], out["is_ext_shared"] = false, false, false, false
+	if !ch.IsIM {
+		out["is_group"], out["is_im"], out["is_mpim"], out["is_private"] = false, false, false, len(ch.Members) > 0
+		out["name_normalized"] = ch.Name
+	}
+	if flags[0] {
+		out["locale"] = "en-US"
+	}
+	if flags[1] && !ch.IsIM {
+		n := len(ch.Members)
+		if n == 0 { // everyone of its team may read it
+			for _, u := range s.ws.users {
+				if !u.IsBot && s.teamIDLocked(u.Team) == s.teamIDLocked(ch.Team) {
+					n++
+				}
+			}
+		}
+		out["num_members"] = n
+	}
+	return okReply(map[string]any{"channel": out})
+}
+
+// parseBool reads a boolean argument as Slack does ("" is false).
+func parseBool(v string) (value, ok bool) {
+	switch v {
+	case "", "false", "0":
+		return false, true
+	case "true", "1":
+		return true, true
+	}
+	return false, false
+}
+
 func (s *Server) wireChannel(ch *channel) map[string]any {
 	out := map[string]any{"id": ch.ID, "created": 1700000000}
 	if ch.IsIM {

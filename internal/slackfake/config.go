@@ -51,6 +51,11 @@ type Config struct {
 	// above it the call answers HTTP 429 with Retry-After. Default 100;
 	// negative means unlimited.
 	ViewsPublishPerMinute float64
+	// ConversationsInfoPerMinute limits conversations.info per workspace
+	// (Slack's Tier 3: 50 a minute) with a token bucket refilled by Now,
+	// burst 20: above it the call answers HTTP 429 with Retry-After.
+	// Default 50; negative means unlimited.
+	ConversationsInfoPerMinute float64
 	// ConnectionsOpenBurst is the bucket's size: how many calls may follow
 	// each other without waiting (default 20).
 	ConnectionsOpenBurst int
@@ -109,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ViewsPublishPerMinute == 0 {
 		c.ViewsPublishPerMinute = 100
+	}
+	if c.ConversationsInfoPerMinute == 0 {
+		c.ConversationsInfoPerMinute = 50
 	}
 	if c.ConnectionsOpenBurst <= 0 {
 		c.ConnectionsOpenBurst = 20

@@ -2,7 +2,7 @@
 // run the real slack-go client (Web API and Socket Mode) against it in tests.
 //
 // A Server answers the Web API methods a Socket Mode bot uses (chat.*,
-// views.*, conversations.open, users.info, usergroups.users.list, auth.test, auth.teams.list,
+// views.*, conversations.open, conversations.info, users.info, usergroups.users.list, auth.test, auth.teams.list,
 // apps.connections.open), checks Block Kit payloads against Slack's limits the
 // way Slack does (invalid_blocks with json-pointer messages), serves Socket
 // Mode WebSockets (hello, pings, envelopes, acks, disconnect) and lets a test

@@ -131,6 +131,30 @@ func (b *bucket) take(now time.Time, rate, burst float64) (ok bool, wait time.Du
 	return false, time.Duration((1 - b.tokens) / rate * float64(time.Second))
 }
 
+// tierBurst is how many calls of a method limited by its tier
+// (tierLocked) may follow each other before the per-minute rate applies.
+const tierBurst = 20
+
+// tierLocked spends a call of a method Slack limits by its tier (per
+// method, per workspace, per app: key names the method and workspace)
+// from a bucket of perMinute calls a minute, burst tierBurst. When none is
+// left it returns the 429 to answer and false; perMinute <= 0 is
+// unlimited.
+func (s *Server) tierLocked(key string, perMinute float64) (reply, bool) {
+	if perMinute <= 0 {
+		return reply{}, true
+	}
+	b := s.rates[key]
+	if b == nil {
+		b = &bucket{}
+		s.rates[key] = b
+	}
+	if ok, wait := b.take(s.now(), perMinute/60, tierBurst); !ok {
+		return rateLimited(wait), false
+	}
+	return reply{}, true
+}
+
 func rateLimited(wait time.Duration) reply {
 	r := errReply("ratelimited")
 	r.status, r.retryAfter = http.StatusTooManyRequests, wait

@@ -3,6 +3,7 @@ package slackfake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -198,4 +199,21 @@ func md(s string) *slack.TextBlockObject {
 
 func opt(value, text string) *slack.OptionBlockObject {
 	return slack.NewOptionBlockObject(value, txt(text), nil)
+}
+
+// callsBefore429 makes call up to most times and returns how many
+// succeeded before the first failure, which must be a 429 with a
+// Retry-After.
+func callsBefore429(t *testing.T, most int, call func() error) int {
+	t.Helper()
+	for n := range most {
+		if err := call(); err != nil {
+			var rl *slack.RateLimitedError
+			if !errors.As(err, &rl) || rl.RetryAfter <= 0 {
+				t.Fatalf("call %d: %v, want a 429 with Retry-After", n, err)
+			}
+			return n
+		}
+	}
+	return most
 }

@@ -13,10 +13,6 @@ import (
 // EventHomePublished: views.publish changed a person's Home tab.
 const EventHomePublished EventType = "home_published"
 
-// homeBurst is how many views.publish calls may follow each other before
-// the per-minute rate applies.
-const homeBurst = 20
-
 // viewsPublish implements views.publish: the view must be a valid home
 // view; the call is limited per workspace (ViewsPublishPerMinute, 429
 // with Retry-After above it); hash, when given, must be the current
@@ -42,15 +38,8 @@ func (s *Server) viewsPublish(r *apiRequest) reply {
 	if h := r.str("hash"); h != "" && (home == nil || h != home.hash) {
 		return errReply("hash_conflict")
 	}
-	if rate := s.cfg.ViewsPublishPerMinute; rate > 0 {
-		b := s.rates["views.publish"]
-		if b == nil {
-			b = &bucket{}
-			s.rates["views.publish"] = b
-		}
-		if ok, wait := b.take(s.now(), rate/60, homeBurst); !ok {
-			return rateLimited(wait)
-		}
+	if rep, ok := s.tierLocked("views.publish", s.cfg.ViewsPublishPerMinute); !ok {
+		return rep
 	}
 	def["blocks"] = normalizeBlocks(getArr(def, "blocks"))
 	s.viewSeq++

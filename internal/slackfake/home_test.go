@@ -1,7 +1,6 @@
 package slackfake
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -49,18 +48,12 @@ func TestViewsPublish(t *testing.T) {
 		t.Fatalf("unknown user: %v", err)
 	}
 	// Tier 4: the burst left (20 minus the 2 published above; refused calls spend none), then 429.
-	n := 0
-	for ; n < 100; n++ {
-		if _, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: "U2", View: homeView("burst")}); err != nil {
-			var rl *slack.RateLimitedError
-			if !errors.As(err, &rl) || rl.RetryAfter <= 0 {
-				t.Fatalf("call %d: %v, want a 429", n, err)
-			}
-			break
-		}
-	}
-	if n != homeBurst-2 {
-		t.Fatalf("%d calls before the 429, want %d", n, homeBurst-2)
+	n := callsBefore429(t, 100, func() error {
+		_, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: "U2", View: homeView("burst")})
+		return err
+	})
+	if n != tierBurst-2 {
+		t.Fatalf("%d calls before the 429, want %d", n, tierBurst-2)
 	}
 	clock.Advance(600 * time.Millisecond) // one token at 100 a minute
 	if _, err := api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: "U2", View: homeView("later")}); err != nil {

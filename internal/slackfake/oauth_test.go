@@ -22,7 +22,11 @@ import (
 const testRedirect = "https://app.example.test/slack/oauth_redirect"
 
 func authorizeURL(srv *Server, state, challenge string) string {
-	q := url.Values{"client_id": {"fake-client-id"}, "scope": {"chat:write,users:read"}, "redirect_uri": {testRedirect}, "state": {state}}
+	return scopedAuthorizeURL(srv, state, challenge, "chat:write,users:read")
+}
+
+func scopedAuthorizeURL(srv *Server, state, challenge, scope string) string {
+	q := url.Values{"client_id": {"fake-client-id"}, "scope": {scope}, "redirect_uri": {testRedirect}, "state": {state}}
 	if challenge != "" {
 		q.Set("code_challenge", challenge)
 		q.Set("code_challenge_method", "S256")
@@ -33,7 +37,13 @@ func authorizeURL(srv *Server, state, challenge string) string {
 // install approves an install and exchanges its code, as an app does.
 func install(t *testing.T, srv *Server, a Approval) *slack.OAuthV2Response {
 	t.Helper()
-	to, err := srv.Approve(authorizeURL(srv, "st", ""), a)
+	return installScoped(t, srv, a, "chat:write,users:read")
+}
+
+// installScoped is install asking for scope.
+func installScoped(t *testing.T, srv *Server, a Approval, scope string) *slack.OAuthV2Response {
+	t.Helper()
+	to, err := srv.Approve(scopedAuthorizeURL(srv, "st", "", scope), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,4 +384,88 @@ func eventSink(t *testing.T, srv *Server) <-chan map[string]any {
 	t.Cleanup(hs.Close)
 	srv.UseHTTP(hs.URL, hs.URL)
 	return events
+}
+
+// conversations.info answers a conversation by its id in the shape Slack
+// draws it, with its workspace (context_team_id), and channel_not_found
+// for an unknown id, a name, or a conversation the token does not reach:
+// another team's, or one of a team an org admin took the org-wide app
+// from. It is limited per workspace (Tier 3, bursts of 20) and refuses a
+// flag that is not a boolean.
+func TestConversationsInfo(t *testing.T) {
+	clk := newClock()
+	srv := gridServer(t, Config{Now: clk.Now})
+	ctx := t.Context()
+	_ = eventSink(t, srv)
+	const read = "chat:write,channels:read,groups:read,im:read"
+	beta := installScoped(t, srv, Approval{Team: "T0B"}, read)
+	org := installScoped(t, srv, Approval{Team: "T0G1", OrgWide: true}, read)
+	api := func(tok string) *slack.Client { return slack.New(tok, slack.OptionAPIURL(srv.APIURL())) }
+	info := func(tok, id string) (*slack.Channel, string) {
+		t.Helper()
+		ch, err := api(tok).GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: id, IncludeNumMembers: true})
+		return ch, errCode(err)
+	}
+	ch, code := info(org.AccessToken, "C0G1")
+	if code != "" || ch.ID != "C0G1" || ch.Name != "grid-one" || !ch.IsChannel || ch.IsIM || ch.IsPrivate || ch.ContextTeamID != "T0G1" {
+		t.Fatalf("conversations.info C0G1 with the org-wide token: %q %+v", code, ch)
+	}
+	dm, _, _, err := api(org.AccessToken).OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{"U0G"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch, code := info(org.AccessToken, dm.ID); code != "" || !ch.IsIM || ch.User != "U0G" || ch.ContextTeamID != "T0G2" {
+		t.Errorf("conversations.info of the DM with U0G: %q %+v", code, ch)
+	}
+	dmB := DMChannelID("U0B")
+	for _, c := range []struct{ token, id, want string }{
+		{org.AccessToken, "C0G2", ""}, {org.AccessToken, "C0B", "channel_not_found"}, {org.AccessToken, "C0NONE", "channel_not_found"},
+		{org.AccessToken, "grid-one", "channel_not_found"}, {org.AccessToken, "#grid-one", "channel_not_found"},
+		{beta.AccessToken, "C0B", ""}, {beta.AccessToken, "C0G1", "channel_not_found"},
+	} {
+		if _, code := info(c.token, c.id); code != c.want {
+			t.Errorf("conversations.info %s with %s: %q, want %q", c.id, c.token[:8], code, c.want)
+		}
+	}
+	// A token without the read scope of the conversation's kind.
+	for _, c := range []struct{ scope, id string }{{"chat:write,im:read", "C0B"}, {"chat:write,channels:read", dmB}} {
+		tok := installScoped(t, srv, Approval{Team: "T0B"}, c.scope).AccessToken
+		if _, code := info(tok, c.id); code != "missing_scope" {
+			t.Errorf("conversations.info %s with %s: %q, want missing_scope", c.id, c.scope, code)
+		}
+	}
+	if _, err := srv.SetTeamAccess(ctx, "E0G", "T0G1", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, want string }{{"C0G1", "channel_not_found"}, {"C0G2", ""}, {dm.ID, ""}} {
+		if _, code := info(org.AccessToken, c.id); code != c.want {
+			t.Errorf("conversations.info %s with the org-wide token after T0G1's access was revoked: %q, want %q", c.id, code, c.want)
+		}
+	}
+	resp, err := http.PostForm(srv.APIURL()+"conversations.info", url.Values{"token": {beta.AccessToken}, "channel": {"C0B"}, "include_locale": {"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || body.OK || body.Error != "invalid_arguments" {
+		t.Errorf("include_locale=yes: %+v %v, want invalid_arguments", body, err)
+	}
+	// Tier 3: Beta's burst (20, less the one call answered above; refused
+	// calls spend none, and the clock stands still) then 429; the org's
+	// calls are counted apart.
+	n := callsBefore429(t, 30, func() error {
+		_, err := api(beta.AccessToken).GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: "C0B"})
+		return err
+	})
+	if n != tierBurst-1 {
+		t.Errorf("%d calls before the 429, want %d", n, tierBurst-1)
+	}
+	if _, code := info(org.AccessToken, "C0G2"); code != "" {
+		t.Errorf("the org-wide token's call after Beta's 429: %q", code)
+	}
 }
