@@ -371,6 +371,23 @@ type Change struct {
 	Resync bool
 }
 
+// Apply is every store's Update step: it runs fn on rec, which the caller
+// gives up (fn changes it in place), and returns the record to write over
+// rec's version (its keys kept, Version one up) and the events fn
+// emitted (TakeEvents). fnErr is fn's own error, err an event that does
+// not encode; either way nothing is to be written.
+func Apply(rec Record, fn func(*Record) error) (next Record, evs []Event, fnErr, err error) {
+	id, key, version := rec.ID, rec.IdempotencyKey, rec.Version
+	if fnErr = fn(&rec); fnErr != nil {
+		return Record{}, nil, fnErr, nil
+	}
+	rec.ID, rec.IdempotencyKey, rec.Version = id, key, version+1 // the keys never change
+	if evs, err = TakeEvents(&rec); err != nil {
+		return Record{}, nil, nil, err
+	}
+	return rec, evs, nil, nil
+}
+
 // Clone returns a deep copy of r, so that callers never share slices with a
 // store.
 func Clone(r Record) Record {

@@ -112,16 +112,13 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	if !ok {
 		return store.Record{}, fmt.Errorf("memory update %q: %w", id, store.ErrNotFound)
 	}
-	c := store.Clone(r)
-	if err := fn(&c); err != nil {
-		return store.Record{}, err
+	c, evs, fnErr, err := store.Apply(store.Clone(r), fn)
+	if fnErr != nil {
+		return store.Record{}, fnErr
 	}
-	c.ID, c.IdempotencyKey = r.ID, r.IdempotencyKey // the keys never change
-	evs, err := store.TakeEvents(&c)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("memory update %q: %w", id, err)
 	}
-	c.Version = r.Version + 1
 	s.records[id] = store.Clone(c)
 	s.append(evs)
 	s.publish(c, false)

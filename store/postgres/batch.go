@@ -38,7 +38,7 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 	for _, op := range ops {
 		op.Rec, op.Err = store.Record{}, nil
 		if err := s.check(op.Ctx); err != nil {
-			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+			op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
 			continue
 		}
 		todo = append(todo, op)

@@ -591,16 +591,10 @@ type written struct {
 // place), and readies the write over rec's version. fnErr is fn's own
 // error; err an event or the record that does not encode.
 func applyFn(rec store.Record, fn func(*store.Record) error) (w written, fnErr, err error) {
-	id, key, version := rec.ID, rec.IdempotencyKey, rec.Version
-	if fnErr = fn(&rec); fnErr != nil {
-		return written{}, fnErr, nil
-	}
-	rec.ID, rec.IdempotencyKey, rec.Version = id, key, version+1 // the keys never change
-	w.next = rec
-	if w.evs, err = store.TakeEvents(&w.next); err == nil {
+	if w.next, w.evs, fnErr, err = store.Apply(rec, fn); fnErr == nil && err == nil {
 		w.data, err = store.Encode(w.next)
 	}
-	return w, nil, err
+	return w, fnErr, err
 }
 
 // args are updateAsk's arguments $1–$10: w.next over its previous version.

@@ -565,14 +565,12 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 					return err
 				}
 			}
-			next := cur // a copy of its own: shares nothing with anyone
-			if err := op.Fn(&next); err != nil {
-				op.Err = err // as is; nothing of op was written
+			// cur is a copy of its own: shares nothing with anyone.
+			next, evs, fnErr, err := store.Apply(cur, op.Fn)
+			if fnErr != nil {
+				op.Err = fnErr // as is; nothing of op was written
 				continue
 			}
-			next.ID, next.IdempotencyKey = cur.ID, cur.IdempotencyKey // the keys never change
-			next.Version = cur.Version + 1
-			evs, err := store.TakeEvents(&next)
 			if err != nil {
 				op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op was written
 				continue
