@@ -514,17 +514,26 @@ func (d *deadSurface) Update(ctx context.Context, rec Record) error {
 	return errSenderDied
 }
 
+// newDeadReplicas makes two replicas on one store, the first rendering
+// through dead (it dies with its first Update in flight), the second
+// straight onto base; r.surf is base. It runs the first and returns its
+// stop: the caller runs the second when it is due.
+func newDeadReplicas(t *testing.T) (r *replicas, base *surface, dead *deadSurface, stop0 func()) {
+	t.Helper()
+	base = newSurface()
+	dead = &deadSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{})}
+	r = newReplicas(t, dead, base)
+	r.surf = base
+	return r, base, dead, r.run(0)
+}
+
 // A process dies with a message update in flight; its successor renders
 // newer changes, and then the dead process's older update lands. The
 // successor held the record unsynced since it found it so at start, and
 // renders it again once the dead update can no longer land.
 func TestDeadProcessUpdateLandingLateIsUndone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := newSurface()
-		dead := &deadSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{})}
-		r := newReplicas(t, dead, base)
-		r.surf = base
-		stop0 := r.run(0)
+		r, base, dead, stop0 := newDeadReplicas(t)
 		ask := r.create(0)
 		r.other(0, ask, 0, "first")
 		<-dead.entered // the rendering of rev 2 is on its way when the process dies
@@ -646,11 +655,7 @@ func TestLateMarkOfARenderedChangeIsDropped(t *testing.T) {
 // unsynced and draws it once more when that update can no longer land.
 func TestDeadReplicasUpdateLandingAfterAnotherSyncedIsUndone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := newSurface()
-		dead := &deadSurface{surface: base, entered: make(chan struct{}), release: make(chan struct{})}
-		r := newReplicas(t, dead, base)
-		r.surf = base
-		stop0 := r.run(0)
+		r, base, dead, stop0 := newDeadReplicas(t)
 		r.run(1)
 		ctx := context.Background()
 		ask := r.create(0)
@@ -686,8 +691,8 @@ func TestDeadReplicasUpdateLandingAfterAnotherSyncedIsUndone(t *testing.T) {
 
 // The same crossing with the first replica alive: its own check after its
 // update finds the end and draws it, marking the record synced, so nothing
-// is drawn again when its listing runs out: one update per replica, as
-// before drawers were listed.
+// is drawn again when its listing runs out: one update per replica (a
+// living lister's listing costs no update of its own).
 func TestLiveReplicasCrossingIsNotDrawnAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, base, held := newHeldReplicas(t, 2, nil)

@@ -66,55 +66,69 @@ func TestEndWorkspacesOf(t *testing.T) {
 	r := newRig(t)
 	r.run()
 	ctx := context.Background()
-	if a := r.create(interaction.AskInput{Request: twoQuestions()}); mustGet(t, r, a.ID).Workspace != team {
-		t.Fatalf("an ask of the home workspace is posted in %q, want %s", mustGet(t, r, a.ID).Workspace, team)
+	if a := r.create(interaction.AskInput{Request: twoQuestions()}); r.get(a.ID).Workspace != team {
+		t.Fatalf("an ask of the home workspace is posted in %q, want %s", r.get(a.ID).Workspace, team)
 	}
-	put := func(id, key, ws string, status interaction.Status) {
-		t.Helper()
-		rec := Record{Ask: interaction.Ask{ID: id, Status: status, Questions: twoQuestions().Questions,
-			Channel: chanID, TS: "1700000000.00000" + id[len(id)-1:], CreatedAt: time.Now()}, TeamID: key, Workspace: ws, Rev: 1, Synced: true}
-		if _, _, err := r.st.Create(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("aorg1", "E0ORG", "T0ONE", interaction.StatusPending)
-	put("aorg2", "E0ORG", "T0TWO", interaction.StatusPending)
-	put("aorg3", "E0ORG", "T0THREE", interaction.StatusPending)
-	put("aorg4", "E0ORG", "", interaction.StatusPending)      // named the org, or from before Workspace
-	put("aown5", "T0ONE", "T0ONE", interaction.StatusPending) // T0ONE's own install
-	put("adone6", "E0ORG", "T0ONE", interaction.StatusCancelled)
+	r.put("aorg1", "E0ORG", "T0ONE", chanID, interaction.StatusPending)
+	r.put("aorg2", "E0ORG", "T0TWO", chanID, interaction.StatusPending)
+	r.put("aorg3", "E0ORG", "T0THREE", chanID, interaction.StatusPending)
+	r.put("aorg4", "E0ORG", "", chanID, interaction.StatusPending)      // named the org, or from before Workspace
+	r.put("aown5", "T0ONE", "T0ONE", chanID, interaction.StatusPending) // T0ONE's own install
+	r.put("adone6", "E0ORG", "T0ONE", chanID, interaction.StatusCancelled)
 	const why = "the slackask app's org-wide installation was removed from this workspace"
 	n, err := r.svc.EndWorkspacesOf(ctx, "E0ORG", []string{"T0ONE", "T0THREE"}, why)
 	if err != nil || n != 2 {
 		t.Fatalf("EndWorkspacesOf = %d, %v; want 2", n, err)
 	}
-	for _, id := range []string{"aorg1", "aorg3"} {
-		got := mustGet(t, r, id)
-		if got.Status != interaction.StatusAborted || !got.Synced || got.Note != why ||
-			got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, why) {
-			t.Errorf("%s: %s synced %v note %q error %+v", id, got.Status, got.Synced, got.Note, got.Error)
-		}
-	}
-	for _, id := range []string{"aorg2", "aorg4", "aown5"} {
-		if got := mustGet(t, r, id); got.Status != interaction.StatusPending {
-			t.Errorf("%s (%s in %q): %s, want pending", id, got.TeamID, got.Workspace, got.Status)
-		}
-	}
-	if got := mustGet(t, r, "adone6"); got.Status != interaction.StatusCancelled || got.Error != nil {
-		t.Errorf("an ask that had ended was ended again: %s %+v", got.Status, got.Error)
-	}
+	r.checkAborted(why, "aorg1", "aorg3")
+	r.checkPending("aorg2", "aorg4", "aown5")
+	r.checkCancelled("adone6")
 	if n, err := r.svc.EndWorkspacesOf(ctx, "E0ORG", []string{"T0ONE"}, why); err != nil || n != 0 {
 		t.Errorf("again: EndWorkspacesOf = %d, %v; want 0", n, err)
 	}
 }
 
-func mustGet(t *testing.T, r *rig, id string) Record {
-	t.Helper()
-	rec, err := r.st.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
+// put stores an ask of installation key posted in workspace ws ("":
+// unknown) and channel ("": no conversation yet), as Create stamps one.
+func (r *rig) put(id, key, ws, channel string, status interaction.Status) {
+	r.t.Helper()
+	rec := Record{Ask: interaction.Ask{ID: id, Status: status, Questions: twoQuestions().Questions,
+		Channel: channel, TS: "1700000000.00000" + id[len(id)-1:], CreatedAt: time.Now()}, TeamID: key, Workspace: ws, Rev: 1, Synced: true}
+	if _, _, err := r.st.Create(context.Background(), rec); err != nil {
+		r.t.Fatal(err)
 	}
-	return rec
+}
+
+// checkAborted checks that the asks ids ended aborted, synced (no update
+// tried), saying why.
+func (r *rig) checkAborted(why string, ids ...string) {
+	r.t.Helper()
+	for _, id := range ids {
+		got := r.get(id)
+		if got.Status != interaction.StatusAborted || !got.Synced || got.Note != why ||
+			got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, why) {
+			r.t.Errorf("%s: %s synced %v note %q error %+v", id, got.Status, got.Synced, got.Note, got.Error)
+		}
+	}
+}
+
+// checkPending checks that the asks ids are still pending.
+func (r *rig) checkPending(ids ...string) {
+	r.t.Helper()
+	for _, id := range ids {
+		if got := r.get(id); got.Status != interaction.StatusPending {
+			r.t.Errorf("%s (%s in %q): %s, want pending", id, got.TeamID, got.Workspace, got.Status)
+		}
+	}
+}
+
+// checkCancelled checks that the ask id, put cancelled, was not ended
+// again.
+func (r *rig) checkCancelled(id string) {
+	r.t.Helper()
+	if got := r.get(id); got.Status != interaction.StatusCancelled || got.Error != nil {
+		r.t.Errorf("an ask that had ended was ended again: %s %+v", got.Status, got.Error)
+	}
 }
 
 // EndUnreachableOf asks about the installation's pending asks whose
@@ -125,22 +139,14 @@ func TestEndUnreachableOf(t *testing.T) {
 	r := newRig(t)
 	r.run()
 	ctx := context.Background()
-	put := func(id, key, ws, channel string, status interaction.Status) {
-		t.Helper()
-		rec := Record{Ask: interaction.Ask{ID: id, Status: status, Questions: twoQuestions().Questions,
-			Channel: channel, TS: "1700000000.00000" + id[len(id)-1:], CreatedAt: time.Now()}, TeamID: key, Workspace: ws, Rev: 1, Synced: true}
-		if _, _, err := r.st.Create(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("agone1", "E0ORG", "", "C0GONE", interaction.StatusPending)
-	put("ahere2", "E0ORG", "", "C0HERE", interaction.StatusPending)
-	put("afail3", "E0ORG", "", "C0FAIL", interaction.StatusPending)
-	put("aknown4", "E0ORG", "T0ONE", "C0GONE", interaction.StatusPending) // its workspace is known: EndWorkspacesOf's
-	put("aother5", "E0OTHER", "", "C0GONE", interaction.StatusPending)
-	put("aown6", "T0ONE", "T0ONE", "C0GONE", interaction.StatusPending)
-	put("adone7", "E0ORG", "", "C0GONE", interaction.StatusCancelled)
-	put("adm8", "E0ORG", "", "", interaction.StatusPending) // no conversation yet
+	r.put("agone1", "E0ORG", "", "C0GONE", interaction.StatusPending)
+	r.put("ahere2", "E0ORG", "", "C0HERE", interaction.StatusPending)
+	r.put("afail3", "E0ORG", "", "C0FAIL", interaction.StatusPending)
+	r.put("aknown4", "E0ORG", "T0ONE", "C0GONE", interaction.StatusPending) // its workspace is known: EndWorkspacesOf's
+	r.put("aother5", "E0OTHER", "", "C0GONE", interaction.StatusPending)
+	r.put("aown6", "T0ONE", "T0ONE", "C0GONE", interaction.StatusPending)
+	r.put("adone7", "E0ORG", "", "C0GONE", interaction.StatusCancelled)
+	r.put("adm8", "E0ORG", "", "", interaction.StatusPending) // no conversation yet
 	var asked []string
 	reachable := func(_ context.Context, rec Record) (bool, error) {
 		asked = append(asked, rec.ID)
@@ -161,17 +167,7 @@ func TestEndUnreachableOf(t *testing.T) {
 	if want := []string{"afail3", "agone1", "ahere2"}; !slices.Equal(asked, want) {
 		t.Errorf("asked about %v, want %v", asked, want)
 	}
-	got := mustGet(t, r, "agone1")
-	if got.Status != interaction.StatusAborted || !got.Synced || got.Note != why ||
-		got.Error == nil || got.Error.Code != interaction.AskAborted || !strings.Contains(got.Error.Message, why) {
-		t.Errorf("agone1: %s synced %v note %q error %+v", got.Status, got.Synced, got.Note, got.Error)
-	}
-	for _, id := range []string{"ahere2", "afail3", "aknown4", "aother5", "aown6", "adm8"} {
-		if got := mustGet(t, r, id); got.Status != interaction.StatusPending {
-			t.Errorf("%s (%s in %q): %s, want pending", id, got.TeamID, got.Workspace, got.Status)
-		}
-	}
-	if got := mustGet(t, r, "adone7"); got.Status != interaction.StatusCancelled || got.Error != nil {
-		t.Errorf("an ask that had ended was ended again: %s %+v", got.Status, got.Error)
-	}
+	r.checkAborted(why, "agone1")
+	r.checkPending("ahere2", "afail3", "aknown4", "aother5", "aown6", "adm8")
+	r.checkCancelled("adone7")
 }

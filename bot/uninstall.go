@@ -102,8 +102,8 @@ func (b *Bot) uninstallEvent(ctx context.Context, ev EventCallback) {
 // sees end the same way; those it sees (in a workspace it keeps, or
 // shared with one) and those Slack gave no answer about stay pending.
 // Those workspaces' asks through their own installs and the org's other
-// workspaces' stay pending. The whole pass takes at most a minute. It
-// does not block.
+// workspaces' stay pending. The listing takes at most a minute, and so
+// does the ending pass. It does not block.
 func (b *Bot) teamAccessEvent(ctx context.Context, ev EventCallback) {
 	if ev.Type != "team_access_granted" && ev.Type != "team_access_revoked" || ev.Enterprise == "" || !b.routes.many() {
 		return

@@ -98,8 +98,9 @@ type pgCostRow struct {
 	clickStmts  string // and of the clicks
 }
 
-// pgCostCPU sums the CPU time of the replicas' processes and of the
-// PostgreSQL backends whose application_name is app ("" on SQLite).
+// pgCostCPU sums the CPU time and context switches of the replicas'
+// processes and of the PostgreSQL backends whose application_name is app
+// ("" on SQLite).
 type pgCostCPU struct {
 	r   *replicaRig
 	app string
@@ -213,8 +214,6 @@ func (c pgCostCPU) sampleWaits(ctx context.Context) (stop func() string) {
 	}
 }
 
-// since returns the CPU used since the reading (r0, b0): every process,
-// and the backends' share.
 // perfDir, from SLACKASK_BENCH_PERF, is where perfPhase records the click
 // phase: perf must be on PATH and allowed to attach to these processes.
 var perfDir = os.Getenv("SLACKASK_BENCH_PERF")
