@@ -364,8 +364,11 @@ func TestManyWorkspacesTeamAccessRelearns(t *testing.T) {
 // install its team, a team of an org-wide install's org that team, the org
 // itself none. An org admin taking the org-wide install from a team
 // (team_access_revoked, team_ids) ends the install's asks posted there,
-// aborted, saying why; the org's other teams' asks, an ask whose team is
-// unknown and the team's asks through its own install stay pending.
+// aborted, saying why; the org's other teams' asks and the team's asks
+// through its own install stay pending. An ask whose team is unknown is
+// not ended by the team's name: it is left to Slack's answer about its
+// conversation (TestTeamAccessRevokedProbesOrgAsks), which this rig's
+// org-wide token, reaching none of its single-workspace fakes, never gets.
 func TestManyWorkspacesTeamAccessRevokedEndsItsAsks(t *testing.T) {
 	m := newManyRig(t, "T0A")
 	m.ins.mu.Lock()
