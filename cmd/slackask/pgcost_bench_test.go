@@ -48,7 +48,7 @@ func BenchmarkPostgresCost(b *testing.B) {
 	if os.Getenv(pgtest.EnvVar) == "" {
 		b.Skip(pgtest.EnvVar + " not set: the PostgreSQL cost benchmark compares SQLite with PostgreSQL")
 	}
-	size := pgCostSize{creates: 400, creators: 16, clickers: 8, clicksEach: 250, rates: []int{50, 100, 200, 300, 400, 600}, rateFor: 4 * time.Second}
+	size := pgCostSize{creates: 400, creators: 16, clickers: 8, clicksEach: 250, rates: []int{50, 100, 200, 300, 400, 600, 800, 1000, 1200}, rateFor: 4 * time.Second}
 	if os.Getenv("SLACKASK_BENCH_REPLICAS_SMALL") != "" {
 		size = pgCostSize{creates: 60, creators: 8, clickers: 4, clicksEach: 10, rates: []int{50, 100}, rateFor: time.Second}
 	}
@@ -86,6 +86,7 @@ type pgCostRow struct {
 	click       pgCostSpent
 	clickTrips  int64
 	clickP99    time.Duration // of the closed-loop clicks
+	clickWall   time.Duration // how long the closed-loop clicks took
 	capacity    int           // highest rate with ack p99 < 100 ms (0: none)
 	rateP99     map[int]time.Duration
 	rateUse     map[int]pgCostSpent // what each rate's clicks used, with the second after
@@ -386,6 +387,7 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	t0 = r.trips(postgres)
 	log0 = logMark()
 	before := len(r.fake.AckLatencies())
+	clicksFrom := time.Now()
 	var wg sync.WaitGroup
 	var clickErr error
 	var mu sync.Mutex
@@ -405,6 +407,7 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 		})
 	}
 	wg.Wait()
+	row.clickWall = time.Since(clicksFrom)
 	if clickErr != nil {
 		b.Fatal("clicks: ", clickErr)
 	}
@@ -506,6 +509,7 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		return fmt.Sprintf("%.2f", float64(r.clickTrips)/float64(r.clicks))
 	})
 	line("ack p99 of those clicks, ms", func(r pgCostRow) string { return fmt.Sprintf("%.1f", ms(r.clickP99)) })
+	line("closed-loop clicks/s", func(r pgCostRow) string { return fmt.Sprintf("%.0f", float64(r.clicks)/r.clickWall.Seconds()) })
 	line(fmt.Sprintf("click capacity: highest open-loop rate (of %v, %v each) with ack p99 < 100 ms, clicks/s", size.rates, size.rateFor), func(r pgCostRow) string {
 		var parts []string
 		for _, rate := range size.rates {
@@ -539,6 +543,30 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		}
 		return strings.Join(gross, ", ") + "; less idle: " + strings.Join(net, ", ")
 	})
+	// The ratio at equal load: CPU per click falls as the rate rises (a
+	// busier process wakes less per click), so stores are compared at one
+	// rate, not the closed loop's, where each runs at its own.
+	var base *pgCostRow
+	for i := range rows {
+		if rows[i].name == "sqlite-1" {
+			base = &rows[i]
+		}
+	}
+	if base != nil {
+		line("CPU per click at each open-loop rate, as a multiple of sqlite-1's at that rate", func(r pgCostRow) string {
+			var parts []string
+			for _, rate := range size.rates {
+				u, ok := r.rateUse[rate]
+				b, okb := base.rateUse[rate]
+				if !ok || !okb || b.cpu <= 0 {
+					continue
+				}
+				per := func(d time.Duration, n int) float64 { return float64(d) / float64(max(n, 1)) }
+				parts = append(parts, fmt.Sprintf("%d/s: %.2f", rate, per(u.cpu, r.rateClicks[rate])/per(b.cpu, base.rateClicks[rate])))
+			}
+			return strings.Join(parts, ", ")
+		})
+	}
 	line("PostgreSQL backends during the creates, by what they wait on (mean count per 10 ms sample)", func(r pgCostRow) string {
 		return cmp.Or(r.createWaits, "–")
 	})
