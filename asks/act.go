@@ -140,7 +140,8 @@ func (s *Service) choose(ctx context.Context, a Act, q int, options []int, note 
 		}
 		if Many(*r) {
 			setDraft(r, a.By.ID, q, p)
-			return nil // the message never shows a person's draft
+			r.Quiet = true // the message never shows a person's draft, nor does anything watching
+			return nil
 		}
 		if interaction.OneTap(r.Request()) {
 			if len(labels) == 0 {
@@ -158,7 +159,12 @@ func (s *Service) choose(ctx context.Context, a Act, q int, options []int, note 
 		if old.Custom != "" || old.Skipped || old.Note != "" || p.Note != "" || a.Rev != r.Rev || interaction.Spec(r.Request(), q).Tap {
 			r.Rev++
 			r.Synced = false
+			return nil
 		}
+		// Nothing to draw, here or on any replica, and no watcher acts on
+		// progress (ends, events and inboxes do not show it): the
+		// commonest click of all goes unannounced (store.Record.Quiet).
+		r.Quiet = true
 		return nil
 	})
 }
@@ -220,7 +226,8 @@ func (s *Service) progressWith(ctx context.Context, a Act, q int, decide func(r 
 		}
 		if Many(*r) {
 			setDraft(r, a.By.ID, q, p)
-			return nil // the message never shows a person's draft
+			r.Quiet = true // the message never shows a person's draft, nor does anything watching
+			return nil
 		}
 		r.Progress = setProgress(r.Progress, len(r.Questions), q, p)
 		if interaction.OneAction(r.Request()) {

@@ -140,6 +140,14 @@ type Record struct {
 	// them in the transaction of the record; the records a store returns
 	// have none.
 	NewEvents []Event `json:"-"`
+	// Quiet, set by an Update's fn, marks its write as one no watcher
+	// acts on (a person's draft picks): the write is not announced to
+	// Watch, here or in another process, which saves every replica a
+	// wake-up per click. Apply clears it before fn and keeps it only when
+	// the status is unchanged and fn emitted no events, so an end or an
+	// audited act is always announced. Transient, never kept; on the
+	// record a store returns it says whether that write went unannounced.
+	Quiet bool `json:"-"`
 }
 
 // Posted reports whether the ask's main message has been posted: the
@@ -329,7 +337,10 @@ type Store interface {
 	ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Record, error)
 	// Watch calls fn after every committed Create, Update, Delete, Prune
 	// and ClaimDue write of any record made through any Store sharing the
-	// database, this one's own writes included. fn runs on a goroutine of
+	// database, this one's own writes included, except an Update that
+	// Apply judged Quiet (Record.Quiet). A store that caches records
+	// must not trust a cached copy for want of a change: a quiet write
+	// moved the row on all the same. fn runs on a goroutine of
 	// the store, one call at a time, in commit order per record where the
 	// database allows; it must not block (hand the change to a channel or a
 	// map and return). A Change with Resync set means changes may have been
@@ -374,10 +385,12 @@ type Change struct {
 // Apply is every store's Update step: it runs fn on rec, which the caller
 // gives up (fn changes it in place), and returns the record to write over
 // rec's version (its keys kept, Version one up) and the events fn
-// emitted (TakeEvents). fnErr is fn's own error, err an event that does
-// not encode; either way nothing is to be written.
+// emitted (TakeEvents). next.Quiet says whether the write goes
+// unannounced (see Record.Quiet). fnErr is fn's own error, err an event
+// that does not encode; either way nothing is to be written.
 func Apply(rec Record, fn func(*Record) error) (next Record, evs []Event, fnErr, err error) {
-	id, key, version := rec.ID, rec.IdempotencyKey, rec.Version
+	id, key, version, status := rec.ID, rec.IdempotencyKey, rec.Version, rec.Status
+	rec.Quiet = false // a copy of an earlier quiet write's record says nothing of this one
 	if fnErr = fn(&rec); fnErr != nil {
 		return Record{}, nil, fnErr, nil
 	}
@@ -385,6 +398,7 @@ func Apply(rec Record, fn func(*Record) error) (next Record, evs []Event, fnErr,
 	if evs, err = TakeEvents(&rec); err != nil {
 		return Record{}, nil, nil, err
 	}
+	rec.Quiet = rec.Quiet && rec.Status == status && len(evs) == 0
 	return rec, evs, nil, nil
 }
 

@@ -121,7 +121,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	}
 	s.records[id] = store.Clone(c)
 	s.append(evs)
-	s.publish(c, false)
+	if !c.Quiet {
+		s.publish(c, false)
+	}
 	// fn may keep the pointer it was given: return a copy that shares
 	// nothing with it.
 	return store.Clone(c), nil

@@ -180,7 +180,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
 			q = updateAsk + " AND xmin = pg_current_xact_id()::xid RETURNING xmin::text"
 		case cached: // over the row version this Store last saw (Update's one statement)
-			q = updateAsk + " AND xmin::text = $11 RETURNING xmin::text"
+			q = updateAsk + " AND xmin::text = $12 RETURNING xmin::text"
 			args = append(args, rec.xmin)
 		}
 		if !rec.wrote {

@@ -556,7 +556,7 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string,
 		return store.Record{}, false, nil
 	}
 	args := append(w.args(), xmin)
-	q := "WITH up AS (" + updateAsk + " AND xmin::text = $11 RETURNING xmin::text AS x)"
+	q := "WITH up AS (" + updateAsk + " AND xmin::text = $12 RETURNING xmin::text AS x)"
 	if len(w.evs) > 0 {
 		// Events iff the row was written; the counter is taken last and
 		// held until the statement's commit (eventsCTE).
@@ -597,16 +597,22 @@ func applyFn(rec store.Record, fn func(*store.Record) error) (w written, fnErr, 
 	return w, fnErr, err
 }
 
-// args are updateAsk's arguments $1–$10: w.next over its previous version.
+// args are updateAsk's arguments $1–$11: w.next over its previous version.
 func (w written) args() []any {
 	n := w.next
+	var quietAt *int64 // NULL: the write is announced
+	if n.Quiet {
+		quietAt = &n.Version
+	}
 	return []any{string(n.Status), sqlrow.Nanos(n.CreatedAt), nullNanos(n.EndedAt), n.Synced,
-		nullZeroNanos(n.RemindAt), nullZeroNanos(n.WakeAt), n.Version, w.data, n.ID, n.Version - 1}
+		nullZeroNanos(n.RemindAt), nullZeroNanos(n.WakeAt), n.Version, w.data, n.ID, n.Version - 1, quietAt}
 }
 
-// updateAsk writes a record over version $10 of row $9.
+// updateAsk writes a record over version $10 of row $9. quiet_at = $11,
+// the version written when the write goes unannounced (Record.Quiet),
+// keeps the asks_notify trigger from firing (0008_quiet_writes.sql).
 const updateAsk = `UPDATE asks SET
-		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8
+		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8, quiet_at = $11
 		WHERE id = $9 AND version = $10`
 
 // update runs Update's transaction on conn. fnErr is fn's error, err any

@@ -589,7 +589,9 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			latest[op.ID] = next
 			// Fn may keep the pointer it was given: return a copy of our own.
 			op.Rec = store.Clone(next)
-			s.changed(next.ID, next.Version, next.Status, false)
+			if !next.Quiet {
+				s.changed(next.ID, next.Version, next.Status, false)
+			}
 		}
 		return nil
 	})

@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimDue/UpdateSetsNextWake", testClaimDueThenUpdate},
 		{"Watch/SeesEveryWrite", testWatchSeesWrites},
 		{"Watch/StopAndClose", testWatchStop},
+		{"Watch/QuietWritesUnannounced", testWatchQuiet},
 		{"Lease/ExclusiveRenewRelease", testLease},
 		{"Lease/Expires", testLeaseExpires},
 		{"Lease/Concurrent", testLeaseConcurrent},

@@ -373,3 +373,69 @@ func checkLeaseConcurrent(t *testing.T, stores []store.Store) {
 		t.Errorf("%d holders of one lease at once: %v", len(holders), holders)
 	}
 }
+
+// An Update whose fn sets Quiet is not announced, unless it changes the
+// status or emits events (Apply's rule); a write after a quiet one is
+// announced again (Quiet is fn's, per write), and so is each op of a
+// batch by its own fn.
+func testWatchQuiet(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	log := newWatchLog()
+	defer s.Watch(log.fn)()
+	mustCreate(t, s, pendingAt("a", base))
+	mustCreate(t, s, pendingAt("b", base))
+	now := base.Add(time.Minute)
+	writes := []struct {
+		fn    func(*store.Record) error
+		quiet bool
+	}{
+		{func(r *store.Record) error { r.Rev++; r.Quiet = true; return nil }, true},                                // v2
+		{func(r *store.Record) error { r.Rev++; return nil }, false},                                               // v3: fn said nothing
+		{func(r *store.Record) error { r.Quiet = true; r.Emit(store.EventReminded, nil, nil); return nil }, false}, // v4: an event
+		{func(r *store.Record) error { r.Rev++; r.Quiet = true; return nil }, true},                                // v5
+		{func(r *store.Record) error {
+			r.Quiet = true
+			r.Status = interaction.StatusAnswered
+			r.EndedAt = &now
+			return nil
+		}, false}, // v6: an end
+	}
+	for i, w := range writes {
+		rec, err := s.Update(ctx, "a", w.fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Quiet != w.quiet {
+			t.Errorf("write %d (v%d): returned Quiet = %v, want %v", i, rec.Version, rec.Quiet, w.quiet)
+		}
+	}
+	want := []string{"a v1", "b v1", "a v3", "a v4", "a v6"}
+	if b, ok := s.(store.Batcher); ok {
+		ops := []*store.UpdateOp{
+			{Ctx: ctx, ID: "b", Fn: func(r *store.Record) error { r.Rev++; r.Quiet = true; return nil }},
+			{Ctx: ctx, ID: "b", Fn: func(r *store.Record) error { r.Rev++; return nil }},
+			{Ctx: ctx, ID: "b", Fn: func(r *store.Record) error { r.Rev++; r.Quiet = true; return nil }},
+		}
+		b.UpdateBatch(ops)
+		for i, op := range ops {
+			if op.Err != nil || op.Rec.Quiet != (i != 1) {
+				t.Fatalf("UpdateBatch op %d: %+v, %v", i, op.Rec, op.Err)
+			}
+		}
+		want = append(want, "b v3")
+	}
+	// The last announced write: after it, every earlier announcement has
+	// been made.
+	if err := s.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, c := range log.waitFor(t, "for the delete of b", func(c store.Change) bool { return c.ID == "b" && c.Deleted }) {
+		if !c.Resync && !c.Deleted {
+			seen = append(seen, fmt.Sprintf("%s v%d", c.ID, c.Version))
+		}
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("watcher saw %v, want %v", seen, want)
+	}
+}
