@@ -37,7 +37,12 @@ import (
 //     statements, a pipelined batch as one), background work included;
 //   - asks created per second by 16 clients, and the click capacity: the
 //     highest open-loop rate of select clicks whose ack p99 stays under
-//     100 ms.
+//     100 ms;
+//   - CPU per click at equal load, as a multiple of SQLite's: at each
+//     open-loop rate, and over the whole sweep (every rate's clicks
+//     together). The closed loop runs each store at its own rate (SQLite's
+//     acks come from its journal, several times faster), and CPU per click
+//     falls as the rate rises, so its ratio compares unequal loads.
 //
 // It prints a Markdown table. Run it with:
 //
@@ -552,6 +557,38 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 			base = &rows[i]
 		}
 	}
+	// The sweep: every rate's clicks together, so that no one 4 s rate
+	// (a GC cycle, a checkpoint) decides the comparison; only the rates
+	// every configuration ran, so that each sums the same load.
+	var common []int
+	for _, rate := range size.rates {
+		all := true
+		for _, r := range rows {
+			_, ok := r.rateUse[rate]
+			all = all && ok
+		}
+		if all {
+			common = append(common, rate)
+		}
+	}
+	sweep := func(r pgCostRow) (cpu time.Duration, clicks int) {
+		for _, rate := range common {
+			cpu += r.rateUse[rate].cpu
+			clicks += r.rateClicks[rate]
+		}
+		return cpu, clicks
+	}
+	line("CPU µs per click over the open-loop rates every configuration ran, all their clicks together (as a multiple of sqlite-1's)", func(r pgCostRow) string {
+		cpu, n := sweep(r)
+		out := us(cpu, n)
+		if base != nil {
+			bcpu, bn := sweep(*base)
+			if bcpu > 0 && n > 0 {
+				out += fmt.Sprintf(" (%.2f×)", (float64(cpu)/float64(n))/(float64(bcpu)/float64(bn)))
+			}
+		}
+		return out
+	})
 	if base != nil {
 		line("CPU per click at each open-loop rate, as a multiple of sqlite-1's at that rate", func(r pgCostRow) string {
 			var parts []string
