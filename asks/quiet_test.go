@@ -12,7 +12,7 @@ import (
 )
 
 // A pick that only records progress (a menu's selection on a message that
-// need not be drawn again, a person's draft on a team ask) goes
+// need not be drawn again, a person's draft pick or skip on a team ask) goes
 // unannounced: no watcher acts on progress, and on PostgreSQL every
 // replica would wake for it. A pick that redraws, a response and an end
 // are announced.
@@ -66,6 +66,10 @@ func TestDraftPicksGoUnannounced(t *testing.T) {
 	if err != nil || !draft.Quiet || len(draft.Drafts[alice]) == 0 {
 		t.Fatalf("a draft pick: quiet %v drafts %v, %v", draft.Quiet, draft.Drafts, err)
 	}
+	skip, err := r.svc.Skip(ctx, click(team, alice), 1)
+	if err != nil || !skip.Quiet || len(skip.Drafts[alice]) < 2 || !skip.Drafts[alice][1].Skipped {
+		t.Fatalf("a draft skip: quiet %v drafts %v, %v", skip.Quiet, skip.Drafts, err)
+	}
 	resp, err := r.svc.Submit(ctx, click(team, bob), map[int][]int{0: {0}, 1: {1}})
 	if err != nil || resp.Quiet || len(resp.Responses) != 1 {
 		t.Fatalf("a response: quiet %v, %v", resp.Quiet, err)
@@ -80,7 +84,7 @@ func TestDraftPicksGoUnannounced(t *testing.T) {
 	for _, rec := range []Record{drawn, resp, end} {
 		waitAnnounced(rec)
 	}
-	for _, rec := range []Record{quiet, draft} {
+	for _, rec := range []Record{quiet, draft, skip} {
 		if announced(rec) {
 			t.Errorf("%s v%d (progress only) was announced", rec.ID, rec.Version)
 		}
