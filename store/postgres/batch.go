@@ -25,8 +25,8 @@ var _ store.Batcher = (*Store)(nil)
 // transaction is one pipelined round trip: BEGIN, each op's
 // compare-and-set as Update's one-statement path, the events, COMMIT. The
 // ops of a record whose compare-and-set missed (the row moved on) wrote
-// nothing and run again afterwards as Update, in order; their fns then run
-// twice. Otherwise the batch reads every record under lock first (BEGIN
+// nothing and run again afterwards, in order, as one more batch read under
+// lock (one op alone: as Update); their fns then run twice. Otherwise the batch reads every record under lock first (BEGIN
 // and one SELECT … FOR UPDATE), then writes with COMMIT: two round trips.
 //
 // Deadlock freedom: a batch locks its rows in id order (the read's ORDER
@@ -55,7 +55,15 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 	defer stop()
 	// Stable: the ops of one record keep their order.
 	slices.SortStableFunc(todo, func(a, b *store.UpdateOp) int { return strings.Compare(a.ID, b.ID) })
-	for _, op := range s.writeBatch(ctx, todo) {
+	again := s.writeBatch(ctx, todo)
+	if len(again) > 1 {
+		// Their rows moved on (another replica wrote them, quietly or not
+		// heard of yet) and their cached copies are dropped: one batch
+		// reads them all under lock, two round trips in all rather than
+		// two per op. Still in id order, a record's ops in theirs.
+		again = s.writeBatch(ctx, again)
+	}
+	for _, op := range again {
 		op.Rec, op.Err = s.Update(op.Ctx, op.ID, op.Fn)
 	}
 }
