@@ -578,13 +578,18 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 		}
 		return cpu, clicks
 	}
+	// times is CPU per click (cpu over n) as a multiple of base's (bcpu
+	// over bn).
+	times := func(cpu time.Duration, n int, bcpu time.Duration, bn int) string {
+		per := func(d time.Duration, n int) float64 { return float64(d) / float64(max(n, 1)) }
+		return fmt.Sprintf("%.2f", per(cpu, n)/per(bcpu, bn))
+	}
 	line("CPU µs per click over the open-loop rates every configuration ran, all their clicks together (as a multiple of sqlite-1's)", func(r pgCostRow) string {
 		cpu, n := sweep(r)
 		out := us(cpu, n)
 		if base != nil {
-			bcpu, bn := sweep(*base)
-			if bcpu > 0 && n > 0 {
-				out += fmt.Sprintf(" (%.2f×)", (float64(cpu)/float64(n))/(float64(bcpu)/float64(bn)))
+			if bcpu, bn := sweep(*base); bcpu > 0 && n > 0 {
+				out += " (" + times(cpu, n, bcpu, bn) + "×)"
 			}
 		}
 		return out
@@ -598,8 +603,7 @@ func pgCostTable(rows []pgCostRow, size pgCostSize) string {
 				if !ok || !okb || b.cpu <= 0 {
 					continue
 				}
-				per := func(d time.Duration, n int) float64 { return float64(d) / float64(max(n, 1)) }
-				parts = append(parts, fmt.Sprintf("%d/s: %.2f", rate, per(u.cpu, r.rateClicks[rate])/per(b.cpu, base.rateClicks[rate])))
+				parts = append(parts, fmt.Sprintf("%d/s: %s", rate, times(u.cpu, r.rateClicks[rate], b.cpu, base.rateClicks[rate])))
 			}
 			return strings.Join(parts, ", ")
 		})

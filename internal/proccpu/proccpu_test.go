@@ -8,35 +8,31 @@ import (
 )
 
 func TestOfGrowsWithWork(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc here")
-	}
-	before := Of(0)
-	// Spin until the kernel has counted at least one more tick.
-	for deadline := time.Now().Add(10 * time.Second); Of(os.Getpid()) <= before; {
-		if time.Now().After(deadline) {
-			t.Fatalf("CPU stayed at %v after 10 s of work", before)
-		}
-	}
-	if got := Of(1 << 30); got != 0 {
-		t.Fatalf("a process that cannot exist has %v of CPU", got)
-	}
+	// Spin until the count moves on (a tick, where schedstat is missing).
+	checkGrows(t, "CPU", "stat", Of, func() {})
 }
 
 func TestSwitchesGrowWithWaits(t *testing.T) {
-	if _, err := os.Stat("/proc/self/task"); err != nil {
+	// Each sleep leaves the CPU: the count must grow.
+	checkGrows(t, "switches", "task", Switches, func() { time.Sleep(time.Millisecond) })
+}
+
+// checkGrows checks that read of this process (as pid 0, then by its pid)
+// grows while step is repeated, within 10 s, and is 0 for a process that
+// cannot exist; it skips where /proc/self/file is missing.
+func checkGrows[T ~int64](t *testing.T, what, file string, read func(pid int) T, step func()) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/" + file); err != nil {
 		t.Skip("no /proc here")
 	}
-	before := Switches(0)
-	// Each sleep leaves the CPU: the count must grow.
-	for deadline := time.Now().Add(10 * time.Second); Switches(os.Getpid()) <= before; {
+	before := read(0)
+	for deadline := time.Now().Add(10 * time.Second); read(os.Getpid()) <= before; step() {
 		if time.Now().After(deadline) {
-			t.Fatalf("switches stayed at %d over 10 s of sleeps", before)
+			t.Fatalf("%s stayed at %v for 10 s", what, before)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	if got := Switches(1 << 30); got != 0 {
-		t.Fatalf("a process that cannot exist has %d switches", got)
+	if got := read(1 << 30); got != 0 {
+		t.Fatalf("a process that cannot exist has %v of %s", got, what)
 	}
 }
 

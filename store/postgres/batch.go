@@ -25,9 +25,10 @@ var _ store.Batcher = (*Store)(nil)
 // transaction is one pipelined round trip: BEGIN, each op's
 // compare-and-set as Update's one-statement path, the events, COMMIT. The
 // ops of a record whose compare-and-set missed (the row moved on) wrote
-// nothing and run again afterwards, in order, as one more batch read under
-// lock (one op alone: as Update); their fns then run twice. Otherwise the batch reads every record under lock first (BEGIN
-// and one SELECT … FOR UPDATE), then writes with COMMIT: two round trips.
+// nothing and run again afterwards, in order, as one more batch read
+// under lock (one op alone: as Update); their fns then run twice.
+// Otherwise the batch reads every record under lock first (BEGIN and one
+// SELECT … FOR UPDATE), then writes with COMMIT: two round trips.
 //
 // Deadlock freedom: a batch locks its rows in id order (the read's ORDER
 // BY, the writes sorted by id) and the event counter last, as every other
