@@ -3,32 +3,13 @@ package main
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/slackfake"
-	"github.com/slackask/slackask/internal/tcpfault"
 	"github.com/slackask/slackask/store/postgres/pgtest"
 )
-
-// throughProxy returns db (a postgres:// URL) reached through a tcpfault
-// proxy of its own, closed when the test ends.
-func throughProxy(t *testing.T, db string) (string, *tcpfault.Proxy) {
-	t.Helper()
-	u, err := url.Parse(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tcpfault.New(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	u.Host = p.Addr()
-	return u.String(), p
-}
 
 // readyz returns the status of replica i's GET /readyz (0: no answer).
 func (r *replicaRig) readyz(i int) int {
@@ -48,8 +29,8 @@ func (r *replicaRig) readyz(i int) int {
 // goes through.
 func TestReplicaCutFromTheDatabase(t *testing.T) {
 	db := pgtest.URL(t) // skips without SLACKASK_TEST_DATABASE_URL
-	db0, p0 := throughProxy(t, db)
-	db1, p1 := throughProxy(t, db)
+	db0, p0 := pgtest.ThroughProxy(t, db)
+	db1, p1 := pgtest.ThroughProxy(t, db)
 	r := newReplicaRigOn(t, db0, 1, 2)
 	r.db = db1
 	r.add()

@@ -21,14 +21,15 @@ var _ store.Batcher = (*Store)(nil)
 // listener) serves them all. store/slotted hands it the Updates that
 // queued behind each other.
 //
-// When this Store wrote every record of the batch last (records), the
+// When this Store has a copy of every record of the batch (records), the
 // transaction is one pipelined round trip: BEGIN, each op's
 // compare-and-set as Update's one-statement path, the events, COMMIT. The
 // ops of a record whose compare-and-set missed (the row moved on) wrote
-// nothing and run again afterwards, in order, as one more batch read
-// under lock (one op alone: as Update); their fns then run twice.
-// Otherwise the batch reads every record under lock first (BEGIN and one
-// SELECT … FOR UPDATE), then writes with COMMIT: two round trips.
+// nothing; the statement returned the row as it stands, and they run again
+// afterwards, in order, as one more such batch on those copies (one op
+// alone: as Update); their fns then run twice. Otherwise the batch reads
+// every record under lock first (BEGIN and one SELECT … FOR UPDATE), then
+// writes with COMMIT: two round trips.
 //
 // Deadlock freedom: a batch locks its rows in id order (the read's ORDER
 // BY, the writes sorted by id) and the event counter last, as every other
@@ -59,9 +60,10 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 	again := s.writeBatch(ctx, todo)
 	if len(again) > 1 {
 		// Their rows moved on (another replica wrote them, quietly or not
-		// heard of yet) and their cached copies are dropped: one batch
-		// reads them all under lock, two round trips in all rather than
-		// two per op. Still in id order, a record's ops in theirs.
+		// heard of yet): one more batch writes them over the rows the
+		// misses returned (one round trip), or reads them under lock
+		// where it has none (two), rather than one Update per op. Still
+		// in id order, a record's ops in theirs.
 		again = s.writeBatch(ctx, again)
 	}
 	for _, op := range again {
@@ -103,6 +105,9 @@ type batchRecord struct {
 	// stale: its compare-and-set missed, or its cached copy was never
 	// checked against the row (no op wrote it): its ops run again.
 	stale bool
+	// miss: what its missed compare-and-set returned (the row as it
+	// stands), kept as its copy for the ops' next run.
+	miss casResult
 }
 
 // batchWrite is one op's queued statement.
@@ -161,6 +166,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 	}
 	var (
 		writes []batchWrite
+		cas    []bool // of writes: a casOrCurrent statement
 		events []store.Event
 	)
 	for _, op := range ops {
@@ -189,9 +195,10 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
 			q = updateAsk + " AND xmin = pg_current_xact_id()::xid RETURNING xmin::text"
 		case cached: // over the row version this Store last saw (Update's one statement)
-			q = updateAsk + " AND xmin::text = $12 RETURNING xmin::text"
+			q = "WITH up AS (" + updateAsk + " AND xmin::text = $12 RETURNING xmin::text AS x)" + casOrCurrent
 			args = append(args, rec.xmin)
 		}
+		cas = append(cas, cached && !rec.wrote)
 		if !rec.wrote {
 			rec.wrote, rec.first = true, len(writes)
 		}
@@ -209,7 +216,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 	// was never begun on the server.
 	if len(writes) > 0 || !cached {
 		write.Queue("COMMIT")
-		x, err := s.sendBatchWrite(ctx, conn.Conn(), write, cached, len(writes), len(events) > 0)
+		res, err := s.sendBatchWrite(ctx, conn.Conn(), write, cached, cas, len(events) > 0)
 		if err != nil {
 			rollback()
 			fail(err)
@@ -218,11 +225,11 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		for i, w := range writes {
 			rec := recs[w.op.ID]
 			switch {
-			case x[i] != "":
+			case res[i].wrote:
 				w.op.Rec = store.Clone(w.next) // fn may keep the pointer it was given
-				rec.xmin = x[i]
+				rec.xmin = res[i].xmin
 			case cached && i == rec.first:
-				rec.stale = true // the row moved on
+				rec.stale, rec.miss = true, res[i] // the row moved on
 			default: // under lock, or over this transaction's own write: cannot miss
 				w.op.Rec, w.op.Err = store.Record{}, store.WrapErr(w.op.Ctx, updateOp(w.op.ID),
 					store.Internal(nil, "compare-and-set of version %d matched no row", w.next.Version-1))
@@ -233,7 +240,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 	for id, rec := range recs {
 		switch {
 		case rec.stale:
-			s.records.Drop(id)
+			s.keepCurrent(id, rec.miss)
 		case rec.wrote:
 			s.records.Put(rec.cur, rec.xmin)
 		case cached:
@@ -294,19 +301,26 @@ func (s *Store) lockRecords(ctx context.Context, conn *pgx.Conn, ops []*store.Up
 	return recs, nil
 }
 
-// sendBatchWrite sends write (n updates, then the events if any, then
-// COMMIT; BEGIN first when begin) and returns each update's new xmin, ""
-// where it matched no row. Any error means nothing was written.
-func (s *Store) sendBatchWrite(ctx context.Context, conn *pgx.Conn, write *pgx.Batch, begin bool, n int, events bool) ([]string, error) {
+// sendBatchWrite sends write (an update per element of cas, each a
+// casOrCurrent statement where cas says so, then the events if any, then
+// COMMIT; BEGIN first when begin) and returns what each update did. Any
+// error means nothing was written.
+func (s *Store) sendBatchWrite(ctx context.Context, conn *pgx.Conn, write *pgx.Batch, begin bool, cas []bool, events bool) ([]casResult, error) {
 	br := conn.SendBatch(ctx, write)
 	var err error
 	if begin {
 		_, err = br.Exec()
 	}
-	x := make([]string, n)
-	for i := 0; i < n && err == nil; i++ {
-		if err = br.QueryRow().Scan(&x[i]); errors.Is(err, pgx.ErrNoRows) {
-			x[i], err = "", nil
+	res := make([]casResult, len(cas))
+	for i := 0; i < len(cas) && err == nil; i++ {
+		if cas[i] {
+			res[i], err = scanCAS(br.QueryRow())
+			continue
+		}
+		if err = br.QueryRow().Scan(&res[i].xmin); err == nil {
+			res[i].wrote = true
+		} else if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
 		}
 	}
 	if err == nil && events {
@@ -321,7 +335,7 @@ func (s *Store) sendBatchWrite(ctx context.Context, conn *pgx.Conn, write *pgx.B
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	return x, err
+	return res, err
 }
 
 // batchEvents inserts a batch's events: of each ask only if this

@@ -489,28 +489,35 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	return r, nil
 }
 
-// Update implements store.Store, in one round trip when this Store wrote
-// (or claimed) the record last and nobody wrote it since, else in two.
+// Update implements store.Store, in one round trip when this Store's copy
+// of the record is current, else in two or three.
 //
-// One: fn runs on the record as this Store last wrote it (records), and
-// one statement writes the result only if the row is still that version
-// of that row (version and xmin: a row deleted and made again has another
-// xmin); the statement is its own transaction. When the row moved on, or
-// fn refuses the cached record (its verdict on an old copy is not to be
-// trusted), nothing was written and the record is read and fn called
-// again, as below: fn may run twice, each time on a fresh copy.
+// One: fn runs on the record as this Store last wrote, claimed or read it
+// (records), and one statement writes the result only if the row is still
+// that version of that row (version and xmin: a row deleted and made again
+// has another xmin); the statement is its own transaction. When the row
+// moved on, the same statement returns it as it stands (casOrCurrent), and
+// fn runs on that copy in one more such statement: two round trips for a
+// copy another replica made stale (quietly, or before its notification
+// arrived). fn may run more than once, each time on a fresher copy.
 //
-// Two: the row stays locked (SELECT … FOR UPDATE) from the read through fn
-// to the write, in every process: fn must not wait for another write of
-// the same record. BEGIN with the read, then the write with COMMIT, each
-// pair sent as one pipelined batch.
+// Locked: when that misses too (the record is written at the same moment
+// elsewhere), or fn refuses a copy (its verdict on a copy not read under
+// lock is not trusted), or nothing is cached, the row stays locked (SELECT
+// … FOR UPDATE) from the read through fn to the write, in every process:
+// fn must not wait for another write of the same record. BEGIN with the
+// read, then the write with COMMIT, each pair sent as one pipelined batch.
 func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) error) (store.Record, error) {
 	op := updateOp(id)
 	if err := s.check(ctx); err != nil {
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
-	if cur, xmin, ok := s.records.Get(id); ok {
-		out, done, err := s.updateCached(ctx, cur, xmin, fn)
+	for range cachedTries {
+		cur, xmin, ok := s.records.Get(id)
+		if !ok {
+			break
+		}
+		out, done, fresh, err := s.updateCached(ctx, cur, xmin, fn)
 		if err != nil {
 			// The statement was sent: whether it committed is unknown, so
 			// fn is not tried again.
@@ -518,6 +525,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		}
 		if done {
 			return out, nil
+		}
+		if !fresh {
+			break
 		}
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -542,18 +552,24 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 	return out, nil
 }
 
+// cachedTries bounds Update's compare-and-sets on copies: the cached one,
+// then the one its miss returned. More would only spin against a writer
+// as busy as this one; the locked path waits for it instead.
+const cachedTries = 2
+
 func updateOp(id string) string { return fmt.Sprintf("postgres update %q", id) }
 
 // updateCached is Update's one-statement compare-and-set of fn applied to
 // cur, the record as this Store last saw it at row version xmin. done is
 // false, with nothing written, when fn refused cur or the row is no longer
-// that version; err is an error of the statement (its outcome unknown).
-func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string, fn func(*store.Record) error) (out store.Record, done bool, err error) {
+// that version; fresh then says the row as it stands replaced cur in
+// records. err is an error of the statement (its outcome unknown).
+func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string, fn func(*store.Record) error) (out store.Record, done, fresh bool, err error) {
 	// Get gave a deep copy of its own; an event or encoding error is left
 	// to the locked path to report.
 	w, fnErr, err := applyFn(cur, fn)
 	if fnErr != nil || err != nil {
-		return store.Record{}, false, nil
+		return store.Record{}, false, false, nil
 	}
 	args := append(w.args(), xmin)
 	q := "WITH up AS (" + updateAsk + " AND xmin::text = $12 RETURNING xmin::text AS x)"
@@ -563,19 +579,71 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string,
 		q += ", " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM up)")
 		args = append(args, eventArgs(w.evs)...)
 	}
-	var x string
-	err = s.pool.QueryRow(ctx, q+" SELECT x FROM up", args...).Scan(&x)
-	if errors.Is(err, pgx.ErrNoRows) {
-		s.records.Drop(cur.ID) // moved on: read it
-		return store.Record{}, false, nil
-	}
+	c, err := scanCAS(s.pool.QueryRow(ctx, q+casOrCurrent, args...))
 	if err != nil {
 		s.records.Drop(cur.ID)
-		return store.Record{}, false, err
+		return store.Record{}, false, false, err
 	}
-	s.records.Put(w.next, x)
+	if !c.wrote {
+		return store.Record{}, false, s.keepCurrent(cur.ID, c), nil
+	}
+	s.records.Put(w.next, c.xmin)
 	// fn may keep the pointer it was given: return a copy of our own.
-	return store.Clone(w.next), true, nil
+	return store.Clone(w.next), true, false, nil
+}
+
+// casOrCurrent ends a statement whose CTE up is a compare-and-set of row
+// $9 returning its new xmin as x: the statement returns that xmin when it
+// wrote, and otherwise the row as it stands with its xmin (the main query
+// reads the snapshot the UPDATE started from), or no row when there is
+// none. Scan it with scanCAS.
+const casOrCurrent = ` SELECT x, NULL, NULL, NULL, NULL FROM up
+	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record FROM asks a
+	WHERE a.id = $9 AND NOT EXISTS (SELECT FROM up)`
+
+// casResult is what a casOrCurrent statement returned.
+type casResult struct {
+	wrote bool
+	xmin  string        // the row's: written, the new one; else the current row's
+	cur   *store.Record // not wrote: the row as it stands; nil when gone or corrupt
+}
+
+// scanCAS reads a casOrCurrent statement's row. A current row that does
+// not decode is left out (nil cur): the statement wrote nothing, and the
+// locked path reports it.
+func scanCAS(row pgx.Row) (casResult, error) {
+	var (
+		c       casResult
+		id      *string
+		version *int64
+		wake    any
+		data    []byte
+	)
+	err := row.Scan(&c.xmin, &id, &version, &wake, &data)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return casResult{}, nil
+	case err != nil:
+		return casResult{}, err
+	case id == nil:
+		c.wrote = true
+		return c, nil
+	}
+	if r, err := sqlrow.Decode(*id, *version, wake, data); err == nil {
+		c.cur = &r
+	}
+	return c, nil
+}
+
+// keepCurrent caches the row a missed compare-and-set on id returned, or
+// drops id's copy when it returned none, and says whether it cached one.
+func (s *Store) keepCurrent(id string, c casResult) bool {
+	if c.cur == nil {
+		s.records.Drop(id)
+		return false
+	}
+	s.records.Put(*c.cur, c.xmin)
+	return true
 }
 
 // written is fn's change of a record, ready to write: the next version of
@@ -984,10 +1052,16 @@ func (s *Store) Lease(ctx context.Context, name, holder string, ttl time.Duratio
 // Ping checks that the database answers a query within ctx, on a
 // connection of its own: the pool's may all be busy with work that is
 // merely slow. A failed Ping drops the connection; the next makes another.
+// When the server answered a statement of the pool less than pingFresh
+// ago, that answer is the ping's: a replica's health checks then cost the
+// database nothing while the replica works or polls for due records.
 func (s *Store) Ping(ctx context.Context) error {
 	const op = "postgres ping"
 	if err := s.check(ctx); err != nil {
 		return store.WrapErr(ctx, op, err)
+	}
+	if s.trips.answeredWithin(pingFresh) {
+		return nil
 	}
 	s.pingMu.Lock()
 	defer s.pingMu.Unlock()
@@ -1007,6 +1081,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// pingFresh is how recent an answer to the pool stands for a Ping: about
+// two of cmd/slackask's pings apart, so that the dispatcher's claims
+// (every 0.5 s when idle) answer for them, and a database gone is still
+// found within seconds.
+const pingFresh = time.Second
 
 // Close stops listening, stops every watcher and closes the connections;
 // calls after Close fail. A second Close does nothing.

@@ -36,6 +36,12 @@ func Record(sc Scanner) (store.Record, error) {
 	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
 		return store.Record{}, err
 	}
+	return Decode(id, version, wake, data)
+}
+
+// Decode is Record's decoding of a row already scanned: wake is the
+// wake_at column as scanned into an any (int64, or nil for NULL).
+func Decode(id string, version int64, wake any, data []byte) (store.Record, error) {
 	var r store.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)

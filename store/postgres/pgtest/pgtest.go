@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/slackask/slackask/internal/tcpfault"
 )
 
 // EnvVar names the server tests use, e.g.
@@ -62,4 +64,21 @@ func URL(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// ThroughProxy returns db (a postgres:// URL) reached through a tcpfault
+// proxy of its own, closed when the test ends.
+func ThroughProxy(t testing.TB, db string) (string, *tcpfault.Proxy) {
+	t.Helper()
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tcpfault.New(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	u.Host = p.Addr()
+	return u.String(), p
 }
