@@ -1139,7 +1139,7 @@ func (ru *run) check(ctx context.Context) {
 	if ru.set.postgres {
 		mode = fmt.Sprintf("PostgreSQL, %d replicas", len(r.slots))
 	}
-	ru.summary = fmt.Sprintf("summary (seed %d, %v, %s): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; %s; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died; %d replicas' updates crossed an end (sent before it was drawn, drawn again after)%s%s",
+	ru.summary = fmt.Sprintf("summary (seed %d, %v, %s): kills survived %d %v; faults %s; payloads acknowledged %d, lost %d %v, unacknowledged (person saw an error) %d; asks created %d, ended %d, failed POSTs %d; %s; failed interactions in the fake %d; ack latency p50 %v p99 %v max %v over %d acks; settled in %v; %d restarts, the slowest ready in %v; %d calls passed on after their sender died; %d replicas' updates crossed an end (of an older revision, sent before it was drawn or within drawRenew after, drawn again after)%s%s",
 		ru.set.seed, ru.set.dur, mode, survived, points, counts, ru.acked.Load(), lost, lostAt, ru.unacked.Load(),
 		ru.created.Load(), ended, ru.postFails.Load(), teams, r.fake.UnackedInteractions(), p50, p99, maxLat, n, settled.Round(time.Millisecond), restarts, slowest.Round(time.Millisecond), lateCalls, ru.crossed, timers, callbacks)
 	t.Logf("chaos %s", ru.summary)
@@ -1313,11 +1313,23 @@ func (ru *run) endNote(got interaction.Ask) string {
 // checkRenders replays every applied chat.update of each ask's message,
 // but those the proxy passed on after their sender died: once a render
 // has no live controls (the ask ended), later renders keep the same
-// ending text and no controls. On replicas, another replica's update that
-// reached Slack's side before the end was drawn is counted (ru.crossed),
-// not a violation.
+// ending text and no controls. On replicas, another replica's update of
+// an older revision that reached Slack's side before the end was drawn,
+// or within drawRenew after, is counted (ru.crossed), not a violation.
 func (ru *run) checkRenders(known map[string]*askModel) []violation {
-	var vs []violation
+	tsAsk := map[string]string{}
+	for _, a := range known {
+		tsAsk[a.ts] = a.id
+	}
+	vs, crossed := renderViolations(ru.r.fake.Calls(), tsAsk, ru.r.replicated(), ru.killBefore)
+	ru.crossed += crossed
+	return vs
+}
+
+// renderViolations is checkRenders over calls (the fake's, in the order
+// it applied them), for the asks whose messages tsAsk maps to their ids;
+// killBefore describes the kill before a time, for a report.
+func renderViolations(calls []slackfake.Call, tsAsk map[string]string, replicated bool, killBefore func(time.Time) string) (vs []violation, crossed int) {
 	type state struct {
 		ended   bool
 		outcome string
@@ -1325,21 +1337,24 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 		endedBy string // the render that drew it ended, for the report
 		endedAt time.Time
 		endedIn string // the child that drew it ended
+		endRev  int    // the revision drawn ended; -1 unknown
 	}
 	// by describes one applied update, to tell how two came in order.
+	revOf := func(c slackfake.Call) int {
+		if r, ok := blocks.MessageRef([]byte(c.Params["blocks"])); ok {
+			return r.Rev
+		}
+		return -1
+	}
 	by := func(c slackfake.Call) string {
 		rev := "?"
-		if r, ok := blocks.MessageRef([]byte(c.Params["blocks"])); ok {
-			rev = strconv.Itoa(r.Rev)
+		if r := revOf(c); r >= 0 {
+			rev = strconv.Itoa(r)
 		}
 		return fmt.Sprintf("rev %s by child %s at %s", rev, c.Params[senderParam], c.At.Format("15:04:05.000"))
 	}
 	byTS := map[string]*state{}
-	tsAsk := map[string]string{}
-	for _, a := range known {
-		tsAsk[a.ts] = a.id
-	}
-	for _, c := range ru.r.fake.Calls() {
+	for _, c := range calls {
 		if c.Method != "chat.update" || c.Error != "" || c.Params[deadSenderParam] != "" {
 			// An update that landed after its sender died can draw an
 			// older rendering over a newer one, and no process can stop
@@ -1364,25 +1379,31 @@ func (ru *run) checkRenders(known map[string]*askModel) []violation {
 		case st.bad:
 		case !st.ended && !live:
 			st.ended, st.outcome, st.endedBy = true, outcome, by(c)
-			st.endedAt, st.endedIn = c.At, c.Params[senderParam]
-		case st.ended && live && ru.r.replicated() && c.Params[senderParam] != st.endedIn && arrivedBefore(c, st.endedAt):
-			// Another replica's update that was on its way to Slack
-			// before the end was drawn: chat.update has no
-			// compare-and-set, so no replica can keep it from landing
-			// after the end. Its sender checks the record after each
-			// update and draws the ask again; settle checks that every
-			// message ends right. Counted, not a violation; one sent
-			// after the end was drawn still is.
-			ru.crossed++
+			st.endedAt, st.endedIn, st.endRev = c.At, c.Params[senderParam], revOf(c)
+		case st.ended && live && replicated && c.Params[senderParam] != st.endedIn &&
+			revOf(c) >= 0 && revOf(c) < st.endRev && arrivedBefore(c, st.endedAt.Add(drawRenew)):
+			// Another replica's update of a revision before the end,
+			// on its way to Slack before the end was drawn or started
+			// within drawRenew after: a replica draws the revision it
+			// wrote without reading the record again, and starts that
+			// update up to drawRenew after listing itself as drawing
+			// (asks/drawers.go), which its write did before the end was
+			// written. chat.update has no compare-and-set, so no
+			// replica can keep it from landing after the end. Its
+			// sender checks the record after each update and draws the
+			// ask again; settle checks that every message ends right.
+			// Counted, not a violation; one sent later, or of the ended
+			// revision or a newer one, still is.
+			crossed++
 		case st.ended && live:
 			st.bad = true
-			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("the message showed live controls again after it was drawn ended (ended: %s; live: %s; %s)", st.endedBy, by(c), ru.killBefore(c.At))})
+			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("the message showed live controls again after it was drawn ended (ended: %s; live: %s; %s)", st.endedBy, by(c), killBefore(c.At))})
 		case st.ended && outcome != st.outcome:
 			st.bad = true
 			vs = append(vs, violation{invariant: "ended once", ask: id, detail: fmt.Sprintf("drawn ended as %q (%s), then as %q (%s)", st.outcome, st.endedBy, outcome, by(c))})
 		}
 	}
-	return vs
+	return vs, crossed
 }
 
 // updatesOf describes the chat.update calls of the message ts, in the
@@ -1411,6 +1432,10 @@ func (ru *run) updatesOf(ts string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// drawRenew is asks/drawers.go's: how long after listing itself as
+// drawing an ask's message a replica may start an update of it.
+const drawRenew = 5 * time.Second
 
 // arrivedBefore reports whether call c reached the proxy before t.
 func arrivedBefore(c slackfake.Call, t time.Time) bool {

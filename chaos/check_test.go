@@ -1,12 +1,14 @@
 package chaos
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/internal/slackfake"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,5 +61,46 @@ func TestTSTime(t *testing.T) {
 	}
 	if _, err := tsTime("x"); err == nil {
 		t.Fatal("tsTime accepted a bad ts")
+	}
+}
+
+// On replicas, a live rendering of a revision before the end may land
+// after the end was drawn when another replica sent it within drawRenew
+// of the end (asks/drawers.go): counted as a crossing. Sent later, of the
+// ended revision, or by a single process, it breaks "ended once".
+func TestRenderCrossingsWithinDrawRenew(t *testing.T) {
+	render := func(rev int, live bool) string {
+		if live {
+			return fmt.Sprintf(`[{"type":"actions","block_id":"sa.a.%d.-1.controls","elements":[{"type":"button","action_id":"sa.a.%d.-1.submit"}]}]`, rev, rev)
+		}
+		return fmt.Sprintf(`[{"type":"context","block_id":"sa.a.%d.-1.outcome","elements":[{"type":"mrkdwn","text":"Answered by alice"}]}]`, rev)
+	}
+	ended := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	update := func(rev int, live bool, sender string, arrived time.Time) slackfake.Call {
+		return slackfake.Call{Method: "chat.update", At: arrived, Params: map[string]string{
+			"ts": "1.1", "blocks": render(rev, live), senderParam: sender, arrivedParam: arrived.Format(time.RFC3339Nano),
+		}}
+	}
+	noKill := func(time.Time) string { return "" }
+	for _, c := range []struct {
+		name       string
+		late       slackfake.Call
+		replicated bool
+		crossed    bool
+	}{
+		{"older revision, other replica, 0.6 s after the end", update(3, true, "6", ended.Add(600*time.Millisecond)), true, true},
+		{"older revision, other replica, past drawRenew", update(3, true, "6", ended.Add(drawRenew+time.Second)), true, false},
+		{"the ended revision, live", update(4, true, "6", ended.Add(time.Second)), true, false},
+		{"older revision, the replica that drew the end", update(3, true, "2", ended.Add(time.Second)), true, false},
+		{"one process", update(3, true, "6", ended.Add(time.Second)), false, false},
+	} {
+		calls := []slackfake.Call{update(3, true, "6", ended.Add(-time.Second)), update(4, false, "2", ended), c.late, update(4, false, "6", ended.Add(drawRenew+2*time.Second))}
+		vs, crossed := renderViolations(calls, map[string]string{"1.1": "a"}, c.replicated, noKill)
+		if got := crossed == 1 && len(vs) == 0; got != c.crossed {
+			t.Errorf("%s: %d crossed, violations %v; want a crossing %v", c.name, crossed, vs, c.crossed)
+		}
+		if !c.crossed && len(vs) != 1 {
+			t.Errorf("%s: violations %v, want one", c.name, vs)
+		}
 	}
 }
