@@ -148,9 +148,9 @@ func (c *dispatcher) noteWake(at time.Time) {
 	c.mu.Unlock()
 	// The loop claims again within duePoll anyway: a wake-up past that
 	// needs no kick. Kicked, the loop would claim at once, find nothing
-	// due and forget soon: a claim round (three round trips on
-	// PostgreSQL) for every write, as most writes set a WakeAt seconds
-	// ahead (syncGrace, postGrace, a deadline).
+	// due and forget soon: a claim (a round trip on PostgreSQL) for
+	// every write, as most writes set a WakeAt seconds ahead
+	// (syncGrace, postGrace, a deadline).
 	if earlier && at.Before(c.s.now().Add(duePoll)) {
 		select {
 		case c.kick <- struct{}{}:

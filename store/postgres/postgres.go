@@ -912,10 +912,15 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	return k, nil
 }
 
-// ClaimDue implements store.Store: one statement locks the due rows that
-// no other transaction holds (FOR UPDATE SKIP LOCKED) and moves their
+// ClaimDue implements store.Store: one statement, its own transaction (one
+// round trip; a dispatcher claims every 0.5 s), locks the due rows that no
+// other transaction holds (FOR UPDATE SKIP LOCKED) and moves their
 // wake_at. A row another claimer moved meanwhile is re-checked against its
-// new wake_at and so left out.
+// new wake_at and so left out. When a claimed record does not decode,
+// every claim of the statement is given back (wake_at as it was, the
+// version one up) and ClaimDue fails INTERNAL. A give-back that fails,
+// or rows that cannot be read, leave the claims standing until the lease
+// ends, as a claimer that died would.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
 	const op = "postgres claim due"
 	if err := s.check(ctx); err != nil {
@@ -924,41 +929,24 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	if limit <= 0 {
 		return nil, nil
 	}
-	var cs []claimedRow
-	// In a transaction, so that a record that does not decode leaves every
-	// row as it was: BEGIN and the claim go as one pipelined batch, then
-	// COMMIT (two round trips; a dispatcher claims every 0.5 s).
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, store.WrapErr(ctx, op, err)
-	}
-	// The pool drops a connection that comes back inside a transaction.
-	defer conn.Release()
-	claim := &pgx.Batch{}
-	claim.Queue("BEGIN")
-	claim.Queue(`WITH due AS (
+	rows, err := s.pool.Query(ctx, `WITH due AS (
 			SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
 			ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
 		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
 		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at, a.xmin::text`,
 		sqlrow.Nanos(now), limit, sqlrow.Nanos(now.Add(lease)))
-	br := conn.SendBatch(ctx, claim)
-	_, err = br.Exec()
+	var cs []claimedRow
 	if err == nil {
-		cs, err = scanClaimed(br)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		_, err = conn.Exec(ctx, "COMMIT")
-	} else {
-		// Best effort: a failed rollback leaves the connection to be
-		// dropped by Release.
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		cs, err = scanClaimed(rows)
 	}
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
+	}
+	for _, c := range cs {
+		if c.err != nil {
+			s.giveBack(ctx, cs)
+			return nil, store.WrapErr(ctx, op, c.err)
+		}
 	}
 	for _, c := range cs {
 		s.records.Put(c.r, c.xmin) // the claimer's next write is its Update
@@ -976,41 +964,48 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	return out, nil
 }
 
-// claimedRow is one row ClaimDue's statement returned: the record as
-// claimed, and the wake_at it had before.
-type claimedRow struct {
-	r    store.Record
-	was  int64
-	xmin string
+// giveBack undoes the claims cs (ClaimDue's, none handled): each row that
+// is still the version claimed gets its wake_at back, its version one up.
+// Best effort, as a dispatcher's release is: a row left claimed comes due
+// again when the lease ends.
+func (s *Store) giveBack(ctx context.Context, cs []claimedRow) {
+	ids, versions, was := make([]string, len(cs)), make([]int64, len(cs)), make([]int64, len(cs))
+	for i, c := range cs {
+		ids[i], versions[i], was[i] = c.id, c.version, c.was
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, _ = s.pool.Exec(gctx, `UPDATE asks a SET wake_at = c.was, version = a.version + 1
+		FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(id, version, was)
+		WHERE a.id = c.id AND a.version = c.version`, ids, versions, was)
 }
 
-// scanClaimed reads the rows of ClaimDue's statement from br. A record
-// that does not decode is an INTERNAL error.
-func scanClaimed(br pgx.BatchResults) ([]claimedRow, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
+// claimedRow is one row ClaimDue's statement returned: the record as
+// claimed (err when it does not decode: an INTERNAL error), its id and
+// version, the wake_at it had before, and its xmin.
+type claimedRow struct {
+	r       store.Record
+	err     error
+	id      string
+	version int64
+	was     int64
+	xmin    string
+}
+
+// scanClaimed reads the rows of ClaimDue's statement and closes rows.
+func scanClaimed(rows pgx.Rows) ([]claimedRow, error) {
 	defer rows.Close()
 	var out []claimedRow
 	for rows.Next() {
 		var (
-			c       claimedRow
-			id      string
-			version int64
-			wake    int64
-			data    []byte
+			c    claimedRow
+			wake int64
+			data []byte
 		)
-		if err := rows.Scan(&id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
+		if err := rows.Scan(&c.id, &c.version, &wake, &data, &c.was, &c.xmin); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(data, &c.r); err != nil {
-			return nil, store.Internal(err, "corrupt record %q: %v", id, err)
-		}
-		if c.r.ID != id {
-			return nil, store.Internal(nil, "corrupt record %q: it holds id %q", id, c.r.ID)
-		}
-		c.r.Version, c.r.WakeAt = version, time.Unix(0, wake)
+		c.r, c.err = sqlrow.Decode(c.id, c.version, wake, data)
 		out = append(out, c)
 	}
 	return out, rows.Err()

@@ -199,16 +199,56 @@ func TestCorruptRow(t *testing.T) {
 	if err := s.pool.QueryRow(ctx, "SELECT version FROM asks WHERE id = 'bad'").Scan(&version); err != nil || version != 1 {
 		t.Errorf("a failed Update wrote the row: version %d, %v", version, err)
 	}
-	if _, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); interaction.ErrorCode(err) != interaction.Internal {
-		t.Errorf("ClaimDue of a corrupt row: %v, want INTERNAL", err)
-	}
-	// The failed claim left the row as it was.
-	var wake int64
-	if err := s.pool.QueryRow(ctx, "SELECT wake_at, version FROM asks WHERE id = 'bad'").Scan(&wake, &version); err != nil {
+	// A failed claim gives back its claims (the good record's too): the
+	// rows are due as they were, and the next claim sees them again.
+	good := store.Record{Ask: interaction.Ask{ID: "good", Status: interaction.StatusPending, CreatedAt: time.Now()}, WakeAt: time.Unix(0, 2)}
+	if _, _, err := s.Create(ctx, good); err != nil {
 		t.Fatal(err)
 	}
-	if wake != 1 || version != 1 {
-		t.Errorf("a failed ClaimDue changed the row: wake_at %d version %d, want 1 and 1", wake, version)
+	for i := range 2 {
+		if got, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); interaction.ErrorCode(err) != interaction.Internal || len(got) != 0 {
+			t.Errorf("ClaimDue %d with a corrupt row: %d records, %v; want none, INTERNAL", i, len(got), err)
+		}
+	}
+	for id, want := range map[string]int64{"bad": 1, "good": 2} {
+		var wake int64
+		if err := s.pool.QueryRow(ctx, "SELECT wake_at, version FROM asks WHERE id = $1", id).Scan(&wake, &version); err != nil {
+			t.Fatal(err)
+		}
+		if wake != want || version != 5 {
+			t.Errorf("%s after two failed claims: wake_at %d version %d, want %d and 5 (two claims, two given back)", id, wake, version, want)
+		}
+	}
+}
+
+// ClaimDue is one round trip, with nothing due (a dispatcher's idle poll)
+// and with a record to claim.
+func TestClaimDueOneRoundTrip(t *testing.T) {
+	s := openURL(t, pgtest.URL(t))
+	ctx := t.Context()
+	claim := func() []store.Record {
+		t.Helper()
+		trips := s.RoundTrips()
+		got, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := s.RoundTrips() - trips; n != 1 {
+			t.Errorf("ClaimDue of %d records: %d round trips, want 1", len(got), n)
+		}
+		return got
+	}
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("claimed %d records of none", len(got))
+	}
+	if _, _, err := s.Create(ctx, store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, CreatedAt: time.Now()}, WakeAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != "a" || got[0].WakeAt.Before(time.Now()) {
+		t.Fatalf("claimed %+v, want a with its wake-up a lease ahead", got)
+	}
+	if got := claim(); len(got) != 0 {
+		t.Errorf("a claimed again within its lease")
 	}
 }
 
