@@ -117,8 +117,12 @@ type Store struct {
 	closed    atomic.Bool
 	writes    atomic.Int64  // commits so far, for the checkpointer
 	lastWrite atomic.Int64  // unix nanoseconds of the latest commit
-	stopCk    chan struct{} // closed by Close
-	ckDone    chan struct{} // closed when the checkpointer returned
+	wrote     chan struct{} // a commit since the checkpointer last looked (capacity 1)
+	// The checkpointer's progress, for tests: the commits copied so far,
+	// and the polls it waited for.
+	checkpointed, ckPolls atomic.Int64
+	stopCk                chan struct{} // closed by Close
+	ckDone                chan struct{} // closed when the checkpointer returned
 
 	// wmu is held across each write transaction and the publishing of its
 	// changes, so that watchers get them in commit order.
@@ -134,7 +138,8 @@ type Store struct {
 // checkpoint, or one running while commits go on, stalls them for its
 // fsyncs (tens of ms against 0.2; the figures are in a2474bb). People
 // answer in bursts with seconds between, so the idle checkpoint is the one
-// that runs.
+// that runs. With every commit copied, the checkpointer sleeps until the
+// next one: an idle process is not woken ten times a second.
 const (
 	checkpointPoll      = 100 * time.Millisecond
 	checkpointIdle      = 250 * time.Millisecond
@@ -152,7 +157,7 @@ type statements struct {
 	wSecretInsert, wSecret, wDue, wClaim, wLease, wLeaseSet, wLeaseDel                 *sql.Stmt
 	wBegin, wCommit, wRollback                                                         *sql.Stmt
 	wEvent, wDeleteEvents, wPruneEvents                                                *sql.Stmt
-	rByID, rPending, rSecret, rEvents, rFeed                                           *sql.Stmt
+	rByID, rPending, rSecret, rEvents, rFeed, rAnyDue                                  *sql.Stmt
 	rInstallFor                                                                        *sql.Stmt // installs.go: each Web API call of OAuth installs reads it
 }
 
@@ -209,6 +214,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		rSecret:     prep(s.r, selectSecret),
 		rEvents:     prep(s.r, selectEvent+"WHERE ask_id = ? ORDER BY seq"),
 		rFeed:       prep(s.r, selectEvent+"WHERE seq > ? ORDER BY seq LIMIT ?"),
+		rAnyDue:     prep(s.r, "SELECT 1 FROM asks WHERE wake_at IS NOT NULL AND wake_at <= ? LIMIT 1"),
 		rInstallFor: prep(s.r, selectInstall+installForWhere),
 	}
 	return errors.Join(errs...)
@@ -220,7 +226,7 @@ func (st *statements) close() {
 		st.wSecretInsert, st.wSecret, st.wDue, st.wClaim, st.wLease, st.wLeaseSet, st.wLeaseDel,
 		st.wBegin, st.wCommit, st.wRollback,
 		st.wEvent, st.wDeleteEvents, st.wPruneEvents,
-		st.rByID, st.rPending, st.rSecret, st.rEvents, st.rFeed, st.rInstallFor,
+		st.rByID, st.rPending, st.rSecret, st.rEvents, st.rFeed, st.rAnyDue, st.rInstallFor,
 	} {
 		if s != nil {
 			_ = s.Close()
@@ -306,7 +312,7 @@ func open(ctx context.Context, abs string, o options) (*Store, error) {
 		return nil, err
 	}
 	ck.SetMaxOpenConns(1)
-	s := &Store{path: abs, w: w, r: r, ck: ck, stopCk: make(chan struct{}), ckDone: make(chan struct{})}
+	s := &Store{path: abs, w: w, r: r, ck: ck, stopCk: make(chan struct{}), ckDone: make(chan struct{}), wrote: make(chan struct{}, 1)}
 	if err := s.prepare(ctx); err != nil {
 		s.st.close()
 		_ = errors.Join(ck.Close(), r.Close(), w.Close())
@@ -316,24 +322,37 @@ func open(ctx context.Context, abs string, o options) (*Store, error) {
 }
 
 // checkpoints copies the WAL into the database file when the writer is
-// idle or the WAL is long (see checkpointIdle), until Close.
+// idle or the WAL is long (see checkpointIdle), until Close. It polls
+// only while commits are left to copy.
 func (s *Store) checkpoints() {
 	defer close(s.ckDone)
-	t := time.NewTicker(checkpointPoll)
+	t := time.NewTimer(checkpointPoll)
 	defer t.Stop()
 	var done int64
 	for {
+		if s.writes.Load() == done {
+			// Every commit copied: wait for the next. A commit after
+			// this look finds s.wrote empty (drained here) and fills it.
+			select {
+			case <-s.stopCk:
+				return
+			case <-s.wrote:
+			}
+		}
+		t.Reset(checkpointPoll)
 		select {
 		case <-s.stopCk:
 			return
 		case <-t.C:
 		}
+		s.ckPolls.Add(1)
 		n := s.writes.Load()
 		idle := time.Since(time.Unix(0, s.lastWrite.Load())) >= checkpointIdle
 		if n != done && (idle || n-done >= checkpointMaxWrites) {
 			// A failure is retried at the next tick; the WAL keeps the data.
 			if _, err := s.ck.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err == nil {
 				done = n
+				s.checkpointed.Store(n)
 			}
 		}
 	}
@@ -395,6 +414,10 @@ func (s *Store) write(ctx context.Context, fn func() error) error {
 	committed = true
 	s.lastWrite.Store(time.Now().UnixNano())
 	s.writes.Add(1)
+	select {
+	case s.wrote <- struct{}{}:
+	default: // the checkpointer has yet to look at an earlier one
+	}
 	for _, c := range s.changes {
 		if c.Deleted {
 			s.records.drop(c.ID)
@@ -910,7 +933,9 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	return k, nil
 }
 
-// ClaimDue implements store.Store.
+// ClaimDue implements store.Store. A look on the read pool comes first:
+// with nothing due (a dispatcher's idle poll, every 0.5 s) it takes no
+// write lock and commits nothing, so the checkpointer sleeps on.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
 	const op = "sqlite claim due"
 	if err := s.check(ctx); err != nil {
@@ -918,6 +943,13 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	}
 	if limit <= 0 {
 		return nil, nil
+	}
+	var one int
+	switch err := s.st.rAnyDue.QueryRowContext(ctx, sqlrow.Nanos(now)).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, store.WrapErr(ctx, op, err)
 	}
 	wake := time.Unix(0, sqlrow.Nanos(now.Add(lease)))
 	var out []store.Record

@@ -454,6 +454,60 @@ func TestIdleCheckpoint(t *testing.T) {
 	}
 }
 
+// Once every commit is copied, the checkpointer sleeps until the next
+// commit: an idle process is not woken by it (it polled every 100 ms).
+func TestCheckpointerSleepsWhenIdle(t *testing.T) {
+	s := openAt(t, tempPath(t))
+	ctx := context.Background()
+	copied := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); s.checkpointed.Load() != s.writes.Load(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the WAL was not checkpointed while the writer was idle")
+			}
+		}
+	}
+	for i := range 3 {
+		if _, _, err := s.Create(ctx, storetest.BenchRecord(fmt.Sprintf("ask-%d", i), time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		copied()
+		polls := s.ckPolls.Load()
+		time.Sleep(time.Second) // ten polls' worth of idle
+		// One poll at most: a commit's signal left over from the polls
+		// before the checkpoint.
+		if n := s.ckPolls.Load() - polls; n > 1 {
+			t.Fatalf("round %d: the checkpointer polled %d times with nothing to copy", i, n)
+		}
+	}
+}
+
+// ClaimDue with nothing due (a dispatcher's idle poll) commits nothing:
+// the checkpointer is not woken by it. With a record due it claims it.
+func TestClaimDueIdleCommitsNothing(t *testing.T) {
+	s := openAt(t, tempPath(t))
+	ctx := context.Background()
+	r := storetest.BenchRecord("later", time.Now())
+	r.WakeAt = time.Now().Add(time.Hour)
+	if _, _, err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	writes := s.writes.Load()
+	if got, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); err != nil || len(got) != 0 {
+		t.Fatalf("ClaimDue with nothing due: %d records, %v", len(got), err)
+	}
+	if n := s.writes.Load() - writes; n != 0 {
+		t.Errorf("ClaimDue with nothing due committed %d times", n)
+	}
+	got, err := s.ClaimDue(ctx, time.Now().Add(2*time.Hour), time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].ID != "later" {
+		t.Fatalf("ClaimDue with later due: %+v, %v", got, err)
+	}
+	if n := s.writes.Load() - writes; n != 1 {
+		t.Errorf("the claim committed %d times, want 1", n)
+	}
+}
+
 // Whatever an Update changes, the queried columns end up as a fresh
 // insert of the record would write them, including when only the record
 // itself changes and the indexes are left alone.
