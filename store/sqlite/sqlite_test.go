@@ -455,7 +455,7 @@ func TestIdleCheckpoint(t *testing.T) {
 }
 
 // Once every commit is copied, the checkpointer sleeps until the next
-// commit: an idle process is not woken by it (it polled every 100 ms).
+// commit: an idle process is not woken by it.
 func TestCheckpointerSleepsWhenIdle(t *testing.T) {
 	s := openAt(t, tempPath(t))
 	ctx := context.Background()
