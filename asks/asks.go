@@ -623,14 +623,30 @@ func (s *Service) List(ctx context.Context, f interaction.ListFilter) ([]interac
 	// A scoped API key lists only its own asks.
 	owner := interaction.CallerFrom(ctx).Owner()
 	recs, err := s.store.List(ctx, store.Filter{Status: f.Status, Before: f.Before, Limit: f.Limit, Owner: owner})
-	if err != nil {
-		return nil, fmt.Errorf("asks list: %w", err)
+	if recs, err = s.readable("asks list", recs, err); err != nil {
+		return nil, err
 	}
 	out := make([]interaction.Ask, len(recs))
 	for i, r := range recs {
 		out[i] = r.Ask
 	}
 	return out, nil
+}
+
+// readable passes on the records of a read of many (List, Pending,
+// ClaimDue) and logs the rows it left out for not decoding
+// (*store.CorruptError), so that one corrupt record costs only itself;
+// any other error is returned, named op.
+func (s *Service) readable(op string, recs []Record, err error) ([]Record, error) {
+	var corrupt *store.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		s.log.Error().Err(err).Strs("asks", corrupt.IDs).Msg(op + ": corrupt records left out")
+		return recs, nil
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return recs, nil
 }
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }

@@ -203,6 +203,22 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
+// startRecovered makes a Service of cfg and runs its background work
+// until the test ends; it returns once recovery is done.
+func startRecovered(t *testing.T, cfg Config) *Service {
+	t.Helper()
+	svc, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	<-svc.recovered
+	return svc
+}
+
 // run runs the service's background work until the test ends.
 func (r *rig) run() {
 	if err := r.svc.Start(context.Background()); err != nil {
@@ -793,15 +809,7 @@ func TestRecoveryRendersTheRecordAsItStands(t *testing.T) {
 			t.Fatal(err)
 		}
 		surf := newSurface()
-		svc, err := New(Config{Store: staleList{Store: st, end: "alisted"}, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := svc.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer svc.Close()
-		<-svc.recovered
+		startRecovered(t, Config{Store: staleList{Store: st, end: "alisted"}, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
 		synctest.Wait()
 		surf.mu.Lock()
 		defer surf.mu.Unlock()

@@ -260,8 +260,8 @@ func (c *dispatcher) run(ctx context.Context) {
 		c.soon = time.Time{}
 		c.mu.Unlock()
 		recs, err := c.s.store.ClaimDue(ctx, now, dueLease, dueBatch)
-		if err != nil && ctx.Err() == nil {
-			c.s.log.Error().Err(err).Msg("claim due asks")
+		if recs, err = c.s.readable("claim due asks", recs, err); err != nil && ctx.Err() == nil {
+			c.s.log.Error().Err(err).Send()
 		}
 		for k, rec := range recs {
 			select {

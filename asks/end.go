@@ -313,8 +313,8 @@ func (s *Service) EndUnreachableOf(ctx context.Context, key string, reachable Re
 // unreachable, with why; op names the operation in its errors.
 func (s *Service) endPending(ctx context.Context, op, why string, match func(context.Context, Record) bool) (int, error) {
 	pending, err := s.store.Pending(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+	if pending, err = s.readable(op, pending, err); err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, rec := range pending {

@@ -108,11 +108,13 @@ const inboxRecent = 500
 // InboxRecords returns what InboxOf sorts: every pending ask, and the
 // newest asks of any status.
 func (s *Service) InboxRecords(ctx context.Context) (pending, recent []Record, err error) {
-	if pending, err = s.store.Pending(ctx); err != nil {
-		return nil, nil, fmt.Errorf("asks inbox: %w", err)
+	pending, err = s.store.Pending(ctx)
+	if pending, err = s.readable("asks inbox", pending, err); err != nil {
+		return nil, nil, err
 	}
-	if recent, err = s.store.List(ctx, store.Filter{Limit: inboxRecent}); err != nil {
-		return nil, nil, fmt.Errorf("asks inbox: %w", err)
+	recent, err = s.store.List(ctx, store.Filter{Limit: inboxRecent})
+	if recent, err = s.readable("asks inbox", recent, err); err != nil {
+		return nil, nil, err
 	}
 	return pending, recent, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
 )
 
 // The post queues. A conversation that rate-limits posts (Slack: about
@@ -125,12 +126,8 @@ func (s *Service) postQueued(ctx context.Context, rec Record) error {
 		if held, err := s.store.Lease(ctx, lease, s.holder, dueLease); err != nil || !held {
 			return err // lost: whoever holds it drains
 		}
-		ids, err := s.store.Queue(ctx, q, 1)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		head, err := s.store.Get(ctx, ids[0])
-		if err != nil {
+		head, err := s.queueHead(ctx, q)
+		if err != nil || head.ID == "" {
 			return err
 		}
 		wait, err := s.postHead(ctx, head)
@@ -147,6 +144,33 @@ func (s *Service) postQueued(ctx context.Context, rec Record) error {
 		}
 	}
 	return nil
+}
+
+// queueHeadPeek bounds the records a drain reads to find the head of a
+// queue: the first that decodes. A corrupt record (store.ErrCorrupt) can
+// be neither posted nor taken out of its queue, and must not hold up the
+// asks behind it.
+const queueHeadPeek = 8
+
+// queueHead returns the first ask of queue q that can be read; none
+// (zero ID) when q is empty.
+func (s *Service) queueHead(ctx context.Context, q string) (Record, error) {
+	ids, err := s.store.Queue(ctx, q, queueHeadPeek)
+	if err != nil {
+		return Record{}, err
+	}
+	for _, id := range ids {
+		head, err := s.store.Get(ctx, id)
+		if errors.Is(err, store.ErrCorrupt) {
+			s.log.Error().Err(err).Str("ask", id).Str("queue", q).Msg("post queue: a corrupt record is stepped over")
+			continue
+		}
+		return head, err
+	}
+	if len(ids) > 0 {
+		return Record{}, fmt.Errorf("post queue %s: its first %d records are corrupt", q, len(ids))
+	}
+	return Record{}, nil
 }
 
 // laterInQueue sets when queued rec, not posted by this call, looks again:

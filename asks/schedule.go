@@ -134,8 +134,8 @@ func (s *Service) sendReminder(ctx context.Context, rec Record, retry bool) erro
 func (s *Service) recover(ctx context.Context) {
 	start := s.now()
 	pending, err := s.store.Pending(ctx)
-	if err != nil {
-		s.log.Error().Err(err).Msg("recover: list pending asks")
+	if pending, err = s.readable("recover: list pending asks", pending, err); err != nil {
+		s.log.Error().Err(err).Send()
 		return
 	}
 	for _, rec := range pending {
@@ -160,8 +160,8 @@ func (s *Service) recover(ctx context.Context) {
 	var before time.Time
 	for round := 0; round < 100; round++ {
 		unsynced, err := s.store.List(ctx, store.Filter{Unsynced: true, Limit: page, Before: before})
-		if err != nil {
-			s.log.Error().Err(err).Msg("recover: list unsynced asks")
+		if unsynced, err = s.readable("recover: list unsynced asks", unsynced, err); err != nil {
+			s.log.Error().Err(err).Send()
 			return
 		}
 		fresh := 0

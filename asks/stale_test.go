@@ -178,16 +178,7 @@ func TestStaleClickResyncUsesTheLastRun(t *testing.T) {
 	twice := &twiceStore{Store: st}
 	var svcs []*Service
 	for _, s := range []store.Store{twice, st} {
-		svc, err := New(Config{Store: s, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := svc.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = svc.Close() })
-		<-svc.recovered
-		svcs = append(svcs, svc)
+		svcs = append(svcs, startRecovered(t, Config{Store: s, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()}))
 	}
 	ctx := context.Background()
 	ask, err := svcs[1].Create(ctx, interaction.AskInput{Request: twoQuestions()})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/slackask/slackask/interaction"
 )
@@ -24,6 +25,44 @@ func (e *dbError) Unwrap() []error { return []error{e.coded, e.cause} }
 // in the chain for errors.Is and errors.As.
 func Internal(cause error, format string, args ...any) error {
 	return &dbError{coded: interaction.Errorf(interaction.Internal, format, args...), cause: cause}
+}
+
+// CorruptError names the rows a read of many records (List, Pending,
+// ClaimDue) left out because they do not decode. It is returned together
+// with the records that did: one corrupt row must not hide every other
+// ask from the dispatcher, recovery, inboxes and listings. Its code is
+// INTERNAL (each of Errs is).
+type CorruptError struct {
+	IDs  []string // the rows left out, in the order read
+	Errs []error  // Errs[i] is why IDs[i] does not decode
+}
+
+// maxNamed bounds the ids a CorruptError's message lists.
+const maxNamed = 5
+
+func (e *CorruptError) Error() string {
+	named := e.IDs[:min(len(e.IDs), maxNamed)]
+	msg := fmt.Sprintf("%d corrupt records left out (%s", len(e.IDs), strings.Join(named, ", "))
+	if more := len(e.IDs) - len(named); more > 0 {
+		msg += fmt.Sprintf(" and %d more", more)
+	}
+	msg += ")"
+	if len(e.Errs) > 0 {
+		msg += ": " + e.Errs[0].Error()
+	}
+	return msg
+}
+
+func (e *CorruptError) Unwrap() []error { return e.Errs }
+
+// Corrupt adds the row id, which does not decode for err, to *ce,
+// making one on the first.
+func Corrupt(ce **CorruptError, id string, err error) {
+	if *ce == nil {
+		*ce = &CorruptError{}
+	}
+	(*ce).IDs = append((*ce).IDs, id)
+	(*ce).Errs = append((*ce).Errs, err)
 }
 
 // WrapErr names the operation op in err, as every Store's errors do.

@@ -289,6 +289,10 @@ var (
 	ErrNotFound = &interaction.Error{Code: interaction.NotFound, Message: "no such ask"}
 	// ErrExists: Create with an id that is already taken.
 	ErrExists = errors.New("store: ask id already exists")
+	// ErrCorrupt is in the chain of an INTERNAL error for a row that is
+	// there but does not decode: that record's failure alone, not the
+	// database's.
+	ErrCorrupt = errors.New("store: corrupt record")
 )
 
 // Store keeps ask records. Implementations are safe for concurrent use; each
@@ -313,6 +317,9 @@ type Store interface {
 	// Delete removes the record and its events; ErrNotFound for unknown ids.
 	Delete(ctx context.Context, id string) error
 	// List returns records newest first (CreatedAt, then ID, descending).
+	// List, Pending and ClaimDue leave out a row that does not decode and
+	// return the others with a *CorruptError naming it (such a row still
+	// counts against a limit).
 	List(ctx context.Context, f Filter) ([]Record, error)
 	// Pending returns every pending record, oldest first.
 	Pending(ctx context.Context) ([]Record, error)
@@ -333,12 +340,15 @@ type Store interface {
 	// record from ClaimDue again until the lease has passed. The caller, its
 	// work done, sets the next WakeAt (or zero) with Update; if it dies
 	// instead, the record becomes due again when the lease runs out.
+	// A row that does not decode is claimed all the same and left out
+	// (*CorruptError): it comes back once a lease, not at every claim.
 	// limit <= 0 returns nothing.
 	ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Record, error)
 	// Watch calls fn after every committed Create, Update, Delete, Prune
 	// and ClaimDue write of any record made through any Store sharing the
 	// database, this one's own writes included, except an Update that
-	// Apply judged Quiet (Record.Quiet). A store that caches records
+	// Apply judged Quiet (Record.Quiet); the claim of a row that does not
+	// decode may go unannounced too. A store that caches records
 	// must not trust a cached copy for want of a change: a quiet write
 	// moved the row on all the same. fn runs on a goroutine of
 	// the store, one call at a time, in commit order per record where the

@@ -108,6 +108,9 @@ type batchRecord struct {
 	// miss: what its missed compare-and-set returned (the row as it
 	// stands), kept as its copy for the ops' next run.
 	miss casResult
+	// corrupt: why the row, read under lock, does not decode; its ops
+	// fail with it, and the batch's other ops go on.
+	corrupt error
 }
 
 // batchWrite is one op's queued statement.
@@ -175,8 +178,12 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			continue
 		}
 		rec, ok := recs[op.ID]
-		if !ok {
-			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), store.ErrNotFound)
+		if !ok || rec.corrupt != nil {
+			var err error = store.ErrNotFound
+			if ok {
+				err = rec.corrupt
+			}
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
 			continue
 		}
 		// A copy: rec.cur stays the base of the record's next op if fn
@@ -281,11 +288,16 @@ func (s *Store) lockRecords(ctx context.Context, conn *pgx.Conn, ops []*store.Up
 	read.Queue(selectRecord+"WHERE id = ANY($1) ORDER BY id FOR UPDATE", ids)
 	br := conn.SendBatch(ctx, read)
 	_, err := br.Exec()
-	var rs []store.Record
+	var (
+		rs      []store.Record
+		corrupt *store.CorruptError
+	)
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			rs, err = scanRecords(rows)
+			if rs, err = scanRecords(rows); errors.As(err, &corrupt) {
+				err = nil
+			}
 		}
 	}
 	if cerr := br.Close(); err == nil {
@@ -297,6 +309,11 @@ func (s *Store) lockRecords(ctx context.Context, conn *pgx.Conn, ops []*store.Up
 	recs := make(map[string]*batchRecord, len(rs))
 	for _, r := range rs {
 		recs[r.ID] = &batchRecord{cur: r}
+	}
+	if corrupt != nil {
+		for i, id := range corrupt.IDs {
+			recs[id] = &batchRecord{corrupt: corrupt.Errs[i]}
+		}
 	}
 	return recs, nil
 }

@@ -246,13 +246,14 @@ func TestUpdateBatchStaleRecordsRunAgainTogether(t *testing.T) {
 }
 
 // A batch with a record this Store has not cached reads them all under
-// lock (two round trips); an unknown id is ErrNotFound, and a corrupt row
-// fails the ops that were to be written, writing none.
+// lock (two round trips); an unknown id is ErrNotFound, a corrupt row
+// fails its own ops alone, and a write the database refuses fails the
+// ops that were to be written, writing none.
 func TestUpdateBatchUncached(t *testing.T) {
 	u := pgtest.URL(t)
 	s, other := openURL(t, u), openURL(t, u)
 	ctx := t.Context()
-	createPending(t, other, "a", "b", "bad")
+	createPending(t, other, "a", "b", "bad", "refused")
 	createPending(t, s, "c")
 	errFn := errors.New("fn refused")
 	ops := []*store.UpdateOp{
@@ -283,12 +284,29 @@ func TestUpdateBatchUncached(t *testing.T) {
 		{Ctx: ctx, ID: "bad", Fn: bumpEmitting(store.EventReminded)},
 	}
 	s.UpdateBatch(ops)
+	if ops[0].Err != nil || interaction.ErrorCode(ops[1].Err) != interaction.Internal || !errors.Is(ops[1].Err, store.ErrCorrupt) {
+		t.Errorf("a batch with a corrupt row: %v, %v; want a written, the corrupt one INTERNAL", ops[0].Err, ops[1].Err)
+	}
+	if got, want := eventKinds(t, s, "a"), []string{"created", "reminded", "reminded"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("events of a %v, want %v", got, want)
+	}
+
+	if _, err := s.pool.Exec(ctx, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'refused'; END$$;
+		CREATE TRIGGER refuse BEFORE UPDATE ON asks FOR EACH ROW WHEN (OLD.id = 'refused') EXECUTE FUNCTION refuse()`); err != nil {
+		t.Fatal(err)
+	}
+	s.records.Drop("a")
+	ops = []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: bumpEmitting(store.EventReminded)},
+		{Ctx: ctx, ID: "refused", Fn: bumpEmitting(store.EventReminded)},
+	}
+	s.UpdateBatch(ops)
 	for i, op := range ops {
 		if interaction.ErrorCode(op.Err) != interaction.Internal {
-			t.Errorf("op %d with a corrupt row in the batch: %v, want INTERNAL", i, op.Err)
+			t.Errorf("op %d with a refused write in the batch: %v, want INTERNAL", i, op.Err)
 		}
 	}
-	if got, want := eventKinds(t, s, "a"), []string{"created", "reminded"}; !reflect.DeepEqual(got, want) {
+	if got, want := eventKinds(t, s, "a"), []string{"created", "reminded", "reminded"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("events of a %v, want %v: a failed batch writes nothing", got, want)
 	}
 	// Nothing is left locked.

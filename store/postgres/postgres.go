@@ -50,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -829,7 +830,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, store.WrapErr(ctx, op, err)
+		return rs, store.WrapErr(ctx, op, err) // rs: the rows that decode, beside a *store.CorruptError
 	}
 	return rs, nil
 }
@@ -846,7 +847,7 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, store.WrapErr(ctx, op, err)
+		return rs, store.WrapErr(ctx, op, err) // rs: the rows that decode, beside a *store.CorruptError
 	}
 	return rs, nil
 }
@@ -916,11 +917,10 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 // round trip; a dispatcher claims every 0.5 s), locks the due rows that no
 // other transaction holds (FOR UPDATE SKIP LOCKED) and moves their
 // wake_at. A row another claimer moved meanwhile is re-checked against its
-// new wake_at and so left out. When a claimed record does not decode,
-// every claim of the statement is given back (wake_at as it was, the
-// version one up) and ClaimDue fails INTERNAL. A give-back that fails,
-// or rows that cannot be read, leave the claims standing until the lease
-// ends, as a claimer that died would.
+// new wake_at and so left out. A claimed row that does not decode stays
+// claimed and is left out (*store.CorruptError); rows that cannot be read
+// leave every claim standing until the lease ends, as a claimer that died
+// would.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Record, error) {
 	const op = "postgres claim due"
 	if err := s.check(ctx); err != nil {
@@ -942,12 +942,13 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
-	for _, c := range cs {
+	var corrupt *store.CorruptError
+	cs = slices.DeleteFunc(cs, func(c claimedRow) bool {
 		if c.err != nil {
-			s.giveBack(ctx, cs)
-			return nil, store.WrapErr(ctx, op, c.err)
+			store.Corrupt(&corrupt, c.id, c.err)
 		}
-	}
+		return c.err != nil
+	})
 	for _, c := range cs {
 		s.records.Put(c.r, c.xmin) // the claimer's next write is its Update
 	}
@@ -961,35 +962,21 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 	for i, c := range cs {
 		out[i] = c.r
 	}
+	if corrupt != nil {
+		return out, store.WrapErr(ctx, op, corrupt)
+	}
 	return out, nil
 }
 
-// giveBack undoes the claims cs (ClaimDue's, none handled): each row that
-// is still the version claimed gets its wake_at back, its version one up.
-// Best effort, as a dispatcher's release is: a row left claimed comes due
-// again when the lease ends.
-func (s *Store) giveBack(ctx context.Context, cs []claimedRow) {
-	ids, versions, was := make([]string, len(cs)), make([]int64, len(cs)), make([]int64, len(cs))
-	for i, c := range cs {
-		ids[i], versions[i], was[i] = c.id, c.version, c.was
-	}
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_, _ = s.pool.Exec(gctx, `UPDATE asks a SET wake_at = c.was, version = a.version + 1
-		FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(id, version, was)
-		WHERE a.id = c.id AND a.version = c.version`, ids, versions, was)
-}
-
 // claimedRow is one row ClaimDue's statement returned: the record as
-// claimed (err when it does not decode: an INTERNAL error), its id and
-// version, the wake_at it had before, and its xmin.
+// claimed (err when it does not decode: an INTERNAL error), its id, the
+// wake_at it had before, and its xmin.
 type claimedRow struct {
-	r       store.Record
-	err     error
-	id      string
-	version int64
-	was     int64
-	xmin    string
+	r    store.Record
+	err  error
+	id   string
+	was  int64
+	xmin string
 }
 
 // scanClaimed reads the rows of ClaimDue's statement and closes rows.
@@ -998,14 +985,15 @@ func scanClaimed(rows pgx.Rows) ([]claimedRow, error) {
 	var out []claimedRow
 	for rows.Next() {
 		var (
-			c    claimedRow
-			wake int64
-			data []byte
+			c       claimedRow
+			version int64
+			wake    int64
+			data    []byte
 		)
-		if err := rows.Scan(&c.id, &c.version, &wake, &data, &c.was, &c.xmin); err != nil {
+		if err := rows.Scan(&c.id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
 			return nil, err
 		}
-		c.r, c.err = sqlrow.Decode(c.id, c.version, wake, data)
+		c.r, c.err = sqlrow.Decode(c.id, version, wake, data)
 		out = append(out, c)
 	}
 	return out, rows.Err()

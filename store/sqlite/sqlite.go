@@ -580,8 +580,8 @@ func (s *Store) UpdateBatch(ops []*store.UpdateOp) {
 			cur, ok := latest[op.ID]
 			if !ok {
 				var err error
-				if cur, err = s.current(ctx, op.ID); errors.Is(err, store.ErrNotFound) {
-					op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err)
+				if cur, err = s.current(ctx, op.ID); errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrCorrupt) {
+					op.Err = store.WrapErr(op.Ctx, updateOp(op.ID), err) // this op's alone: the others go on
 					continue
 				} else if err != nil {
 					failed = op
@@ -807,7 +807,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Record, error
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, store.WrapErr(ctx, op, err)
+		return rs, store.WrapErr(ctx, op, err) // rs: the rows that decode, beside a *store.CorruptError
 	}
 	return rs, nil
 }
@@ -824,7 +824,7 @@ func (s *Store) Pending(ctx context.Context) ([]store.Record, error) {
 	}
 	rs, err := scanRecords(rows)
 	if err != nil {
-		return nil, store.WrapErr(ctx, op, err)
+		return rs, store.WrapErr(ctx, op, err) // rs: the rows that decode, beside a *store.CorruptError
 	}
 	return rs, nil
 }
@@ -952,13 +952,17 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		return nil, store.WrapErr(ctx, op, err)
 	}
 	wake := time.Unix(0, sqlrow.Nanos(now.Add(lease)))
-	var out []store.Record
+	var (
+		out     []store.Record
+		corrupt *store.CorruptError
+	)
 	err := s.write(ctx, func() error {
 		rows, err := s.st.wDue.QueryContext(ctx, sqlrow.Nanos(now), limit)
 		if err != nil {
 			return err
 		}
-		if out, err = scanRecords(rows); err != nil {
+		corrupt = nil
+		if out, err = scanRecords(rows); err != nil && !errors.As(err, &corrupt) {
 			return err
 		}
 		for i := range out {
@@ -969,10 +973,22 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 			out[i].Version++
 			s.changed(out[i].ID, out[i].Version, out[i].Status, false)
 		}
+		if corrupt != nil {
+			for _, id := range corrupt.IDs {
+				// Claimed like the rest, so that it comes back once a
+				// lease; no watcher can read it, so none is told.
+				if _, err := s.st.wClaim.ExecContext(ctx, sqlrow.Nanos(wake), id); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
+	}
+	if corrupt != nil {
+		return out, store.WrapErr(ctx, op, corrupt)
 	}
 	return out, nil
 }

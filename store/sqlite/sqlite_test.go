@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -241,11 +242,42 @@ func TestCorruptRow(t *testing.T) {
 			t.Errorf("Update(%s) of a corrupt row: err = %v, fn called %v", id, err, called)
 		}
 	}
-	if _, err := s.Pending(ctx); interaction.ErrorCode(err) != interaction.Internal {
-		t.Errorf("Pending with a corrupt row: err = %v, want INTERNAL", err)
+	// A read of many leaves the corrupt rows out and names them.
+	wantCorrupt := func(what string, got []store.Record, err error) {
+		t.Helper()
+		var corrupt *store.CorruptError
+		if !errors.As(err, &corrupt) || interaction.ErrorCode(err) != interaction.Internal || !errors.Is(err, store.ErrCorrupt) ||
+			!slices.Equal(slices.Sorted(slices.Values(corrupt.IDs)), []string{"bad", "wrong-id"}) || len(got) != 1 || got[0].ID != "good" {
+			t.Errorf("%s with two corrupt rows: %d records, %v; want good, and bad and wrong-id named (INTERNAL)", what, len(got), err)
+		}
 	}
-	if _, err := s.Get(ctx, "good"); err != nil {
-		t.Errorf("Get of a good row: %v", err)
+	got, err := s.Pending(ctx)
+	wantCorrupt("Pending", got, err)
+	got, err = s.List(ctx, store.Filter{Status: interaction.StatusPending})
+	wantCorrupt("List", got, err)
+	// An Update batched with one of a corrupt row is written all the same.
+	ops := []*store.UpdateOp{
+		{Ctx: ctx, ID: "bad", Fn: func(*store.Record) error { return nil }},
+		{Ctx: ctx, ID: "good", Fn: func(r *store.Record) error { r.Note = "written"; return nil }},
+	}
+	s.UpdateBatch(ops)
+	if interaction.ErrorCode(ops[0].Err) != interaction.Internal || ops[1].Err != nil || ops[1].Rec.Note != "written" {
+		t.Errorf("batch with a corrupt row: %v, %v; want INTERNAL for it and the good one written", ops[0].Err, ops[1].Err)
+	}
+	// A due corrupt row is claimed (it comes back once a lease, not at
+	// every claim) and left out; the good one due with it is handed on.
+	for _, id := range []string{"good", "bad", "wrong-id"} {
+		if _, err := s.w.ExecContext(ctx, `UPDATE asks SET wake_at = 1, version = version + 1 WHERE id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = s.ClaimDue(ctx, time.Now(), time.Minute, 10)
+	wantCorrupt("ClaimDue", got, err)
+	if got, err := s.ClaimDue(ctx, time.Now(), time.Minute, 10); err != nil || len(got) != 0 {
+		t.Errorf("ClaimDue within the lease: %d records, %v; want none", len(got), err)
+	}
+	if got, err := s.ClaimDue(ctx, time.Now().Add(2*time.Minute), time.Minute, 10); len(got) != 1 || got[0].ID != "good" {
+		t.Errorf("ClaimDue after the lease: %d records, %v; want good again, beside the corrupt ones", len(got), err)
 	}
 	// Deleting the corrupt row repairs the store.
 	for _, id := range []string{"bad", "wrong-id"} {
@@ -727,8 +759,9 @@ func TestUpdateBatch(t *testing.T) {
 		}
 	}
 
-	// A corrupt row: the database's error fails the batch.
-	if _, err := s.w.ExecContext(ctx, `UPDATE asks SET record = '{"id": "bad", "status": ', version = version + 1 WHERE id = 'bad'`); err != nil {
+	// The database refusing a write fails the batch. (A corrupt row fails
+	// only its own ops: TestCorruptRow.)
+	if _, err := s.w.ExecContext(ctx, `CREATE TEMP TRIGGER refuse BEFORE UPDATE ON asks WHEN OLD.id = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
 	ops = []*store.UpdateOp{

@@ -5,6 +5,7 @@ package sqlrow
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"time"
 
@@ -27,16 +28,24 @@ type Rows interface {
 // with the columns the store keeps beside it. A row whose JSON does not
 // decode, or names another id, is an Internal error (a corrupt record).
 func Record(sc Scanner) (store.Record, error) {
-	var (
-		id      string
-		version int64
-		wake    any // int64 or nil: the cheapest scan in both drivers
-		data    []byte
-	)
-	if err := sc.Scan(&id, &version, &wake, &data); err != nil {
+	w, err := scanRow(sc)
+	if err != nil {
 		return store.Record{}, err
 	}
-	return Decode(id, version, wake, data)
+	return Decode(w.id, w.version, w.wake, w.data)
+}
+
+// scanned is a row of (id, version, wake_at, data) as scanned.
+type scanned struct {
+	id      string
+	version int64
+	wake    any // int64 or nil: the cheapest scan in both drivers
+	data    []byte
+}
+
+func scanRow(sc Scanner) (w scanned, err error) {
+	err = sc.Scan(&w.id, &w.version, &w.wake, &w.data)
+	return w, err
 }
 
 // Decode is Record's decoding of a row already scanned: wake is the
@@ -44,10 +53,10 @@ func Record(sc Scanner) (store.Record, error) {
 func Decode(id string, version int64, wake any, data []byte) (store.Record, error) {
 	var r store.Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return store.Record{}, store.Internal(err, "corrupt record %q: %v", id, err)
+		return store.Record{}, store.Internal(errors.Join(store.ErrCorrupt, err), "corrupt record %q: %v", id, err)
 	}
 	if r.ID != id {
-		return store.Record{}, store.Internal(nil, "corrupt record %q: it holds id %q", id, r.ID)
+		return store.Record{}, store.Internal(store.ErrCorrupt, "corrupt record %q: it holds id %q", id, r.ID)
 	}
 	r.Version = version
 	r.WakeAt = time.Time{}
@@ -57,17 +66,33 @@ func Decode(id string, version int64, wake any, data []byte) (store.Record, erro
 	return r, nil
 }
 
-// Records decodes every row of rs (see Record).
+// Records decodes the rows of rs (see Record). Rows that do not decode
+// are left out and named in a *store.CorruptError returned with the
+// others; a row that cannot be read fails the whole.
 func Records(rs Rows) ([]store.Record, error) {
-	var out []store.Record
+	var (
+		out     []store.Record
+		corrupt *store.CorruptError
+	)
 	for rs.Next() {
-		r, err := Record(rs)
+		w, err := scanRow(rs)
 		if err != nil {
 			return nil, err
 		}
+		r, err := Decode(w.id, w.version, w.wake, w.data)
+		if err != nil {
+			store.Corrupt(&corrupt, w.id, err)
+			continue
+		}
 		out = append(out, r)
 	}
-	return out, rs.Err()
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	if corrupt != nil {
+		return out, corrupt
+	}
+	return out, nil
 }
 
 var (

@@ -1,11 +1,15 @@
 package sqlrow
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
 )
 
 // row is one row of (id, version, wake_at, data), as a driver scans it.
@@ -50,5 +54,58 @@ func TestNanosClamps(t *testing.T) {
 	}
 	if at := time.Unix(5, 6); Nanos(at) != at.UnixNano() {
 		t.Fatal("Nanos changed a time inside the range")
+	}
+}
+
+// rows is a result set of rows; scanErr fails the scan of the row at
+// that index (from 1; 0: none).
+type rows struct {
+	rs      []row
+	at      int
+	scanErr int
+}
+
+func (r *rows) Next() bool { r.at++; return r.at <= len(r.rs) }
+func (r *rows) Err() error { return nil }
+func (r *rows) Scan(dest ...any) error {
+	if r.at == r.scanErr {
+		return errors.New("connection lost")
+	}
+	return r.rs[r.at-1].Scan(dest...)
+}
+
+// Rows that do not decode are left out and named, with the rest
+// returned; a row that cannot be read fails the whole.
+func TestRecordsLeaveOutCorrupt(t *testing.T) {
+	set := []row{
+		{"a1", 1, nil, `{"id":"a1"}`},
+		{"a2", 1, nil, `{"id":`},
+		{"a3", 1, nil, `{"id":"a3"}`},
+		{"a4", 1, nil, `{"id":"other"}`},
+	}
+	got, err := Records(&rows{rs: set})
+	var corrupt *store.CorruptError
+	if !errors.As(err, &corrupt) || !slices.Equal(corrupt.IDs, []string{"a2", "a4"}) || len(corrupt.Errs) != 2 ||
+		interaction.ErrorCode(err) != interaction.Internal || !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Records: %v, want a2 and a4 named, INTERNAL", err)
+	}
+	if len(got) != 2 || got[0].ID != "a1" || got[1].ID != "a3" {
+		t.Errorf("Records returned %+v, want a1 and a3", got)
+	}
+	if got, err := Records(&rows{rs: set[:1]}); err != nil || len(got) != 1 {
+		t.Errorf("Records of good rows: %d, %v", len(got), err)
+	}
+	if got, err := Records(&rows{rs: set, scanErr: 3}); err == nil || errors.As(err, &corrupt) || got != nil {
+		t.Errorf("Records with a row that cannot be read: %d records, %v; want none and its error", len(got), err)
+	}
+}
+
+func TestCorruptErrorNamesFew(t *testing.T) {
+	var ce *store.CorruptError
+	for i := range 7 {
+		store.Corrupt(&ce, fmt.Sprintf("a%d", i), store.Internal(store.ErrCorrupt, "corrupt record %q", fmt.Sprintf("a%d", i)))
+	}
+	if want := `7 corrupt records left out (a0, a1, a2, a3, a4 and 2 more): INTERNAL: corrupt record "a0"`; ce.Error() != want {
+		t.Errorf("Error() = %q, want %q", ce.Error(), want)
 	}
 }
