@@ -42,7 +42,10 @@ import (
 //     open-loop rate, and over the whole sweep (every rate's clicks
 //     together). The closed loop runs each store at its own rate (SQLite's
 //     acks come from its journal, several times faster), and CPU per click
-//     falls as the rate rises, so its ratio compares unequal loads.
+//     falls as the rate rises, so its ratio compares unequal loads. The
+//     configurations take turns at each rate of the sweep, their processes
+//     all up (the others idle), so that they share the box's speed of the
+//     moment.
 //
 // It prints a Markdown table. Run it with:
 //
@@ -57,18 +60,31 @@ func BenchmarkPostgresCost(b *testing.B) {
 	if os.Getenv("SLACKASK_BENCH_REPLICAS_SMALL") != "" {
 		size = pgCostSize{creates: 60, creators: 8, clickers: 4, clicksEach: 10, rates: []int{50, 100}, rateFor: time.Second}
 	}
-	var rows []pgCostRow
+	ctx := benchCtx(b, 40*time.Minute)
+	var runs []*pgCostRun
 	for _, c := range replicaBenchConfigs {
-		b.Run(c.name, func(b *testing.B) {
-			var row pgCostRow
-			for range b.N {
-				row = runPgCost(b, c.postgres, c.n, size)
+		p := startPgCost(b, ctx, c.postgres, c.n)
+		p.row.name = c.name
+		p.measure(b, ctx, size)
+		b.ReportMetric(p.row.create.cpu.Seconds()*1e6/float64(p.row.created), c.name+"-cpu-µs/ask")
+		b.ReportMetric(p.row.click.cpu.Seconds()*1e6/float64(p.row.clicks), c.name+"-cpu-µs/click")
+		runs = append(runs, p)
+	}
+	// The open-loop sweep, interleaved: each rate runs on every
+	// configuration in turn, the order rotating from rate to rate, so that
+	// a change in this shared box's speed over the minutes of a run falls
+	// on all of them alike (run one after another, their multiples moved
+	// with it).
+	for k, rate := range size.rates {
+		for j := range runs {
+			if p := runs[(j+k)%len(runs)]; !p.swept {
+				p.openLoop(b, ctx, size, rate)
 			}
-			row.name = c.name
-			b.ReportMetric(row.create.cpu.Seconds()*1e6/float64(row.created), "cpu-µs/ask")
-			b.ReportMetric(row.click.cpu.Seconds()*1e6/float64(row.clicks), "cpu-µs/click")
-			rows = append(rows, row)
-		})
+		}
+	}
+	rows := make([]pgCostRow, len(runs))
+	for i, p := range runs {
+		rows[i] = p.row
 	}
 	fmt.Print("\n" + pgCostTable(rows, size) + "\n")
 }
@@ -325,9 +341,23 @@ func statements(off int64) string {
 	return strings.Join(out, "; ")
 }
 
-func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
+// pgCostRun is one configuration of BenchmarkPostgresCost: its processes
+// stay up from its first phase to the sweep's last rate.
+type pgCostRun struct {
+	postgres bool
+	n        int
+	r        *replicaRig
+	cpu      pgCostCPU
+	people   []string
+	asks     []interaction.Ask // the asks clicked on
+	row      pgCostRow
+	swept    bool // its ack p99 passed 100 ms: no higher rate is tried
+}
+
+// startPgCost starts a configuration's processes (n replicas, on
+// PostgreSQL or SQLite) and warms them up.
+func startPgCost(b *testing.B, ctx context.Context, postgres bool, n int) *pgCostRun {
 	b.Helper()
-	ctx := benchCtx(b, 10*time.Minute)
 	row := pgCostRow{replicas: n, rateP99: map[int]time.Duration{}, rateUse: map[int]pgCostSpent{}, rateClicks: map[int]int{}, rateFor: map[int]time.Duration{}}
 	db := filepath.Join(b.TempDir(), "slackask.db")
 	cpu := pgCostCPU{}
@@ -369,7 +399,18 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 			b.Fatal(err)
 		}
 	}
-	settle := func() { time.Sleep(time.Second) } // background work of the phase before (message updates) ends
+	return &pgCostRun{postgres: postgres, n: n, r: r, cpu: cpu, people: people, row: row}
+}
+
+// settle waits for the background work of the phase before (message
+// updates) to end: it is that phase's.
+func settle() { time.Sleep(time.Second) }
+
+// measure runs the configuration's creates, closed-loop clicks and idle
+// phases.
+func (p *pgCostRun) measure(b *testing.B, ctx context.Context, size pgCostSize) {
+	b.Helper()
+	r, cpu, postgres, n, people, row := p.r, p.cpu, p.postgres, p.n, p.people, &p.row
 
 	// Asks created.
 	settle()
@@ -378,6 +419,7 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	log0 := logMark()
 	stopWaits := cpu.sampleWaits(ctx)
 	asks, took := r.createMany(b, size.creates, size.creators, func(int) interaction.AskInput { return twoSelects() })
+	p.asks = asks
 	row.createWaits = stopWaits()
 	settle() // the creates' own background work (permalinks, updates) is theirs
 	row.created, row.createWall = len(asks), took
@@ -431,46 +473,49 @@ func runPgCost(b *testing.B, postgres bool, n int, size pgCostSize) pgCostRow {
 	time.Sleep(2 * time.Second)
 	row.idle = cpu.since(ctx, u0)
 	row.idleFor = time.Since(idleFrom)
+}
 
-	// Click capacity: open-loop clicks at rising rates until the ack p99
-	// passes 100 ms.
-	for _, rate := range size.rates {
-		before := len(r.fake.AckLatencies())
-		total := int(float64(rate) * size.rateFor.Seconds())
-		u0 := cpu.read(ctx)
-		from := time.Now()
-		var failed sync.Map
-		tick := time.NewTicker(time.Second / time.Duration(rate))
-		var load sync.WaitGroup
-		for i := range total {
-			<-tick.C
-			load.Go(func() {
-				a := asks[(i*13)%len(asks)]
-				p := r.fake.Person(people[i%len(people)])
-				if _, err := p.Select(ctx, channel, a.TS, control(i%2, "select"), []string{"yes", "no", "dev", "prod"}[i%2*2+i/3%2]); err != nil {
-					failed.Store(i, err)
-				}
-			})
-		}
-		tick.Stop()
-		load.Wait()
-		p99 := pct(r.fake.AckLatencies()[before:], 99)
-		nFailed := 0
-		failed.Range(func(any, any) bool { nFailed++; return true })
-		if nFailed > 0 {
-			p99 = time.Hour // a click not acked at all
-		}
-		row.rateP99[rate] = p99
-		settle() // the rate's message updates are its own
-		row.rateUse[rate] = cpu.since(ctx, u0)
-		row.rateFor[rate] = time.Since(from)
-		row.rateClicks[rate] = total
-		if p99 >= 100*time.Millisecond {
-			break
-		}
-		row.capacity = rate
+// openLoop runs one rate of the click capacity sweep: open-loop clicks at
+// rate for size.rateFor; the sweep stops for this configuration once the
+// ack p99 passes 100 ms.
+func (p *pgCostRun) openLoop(b *testing.B, ctx context.Context, size pgCostSize, rate int) {
+	b.Helper()
+	r, cpu, asks, people, row := p.r, p.cpu, p.asks, p.people, &p.row
+	before := len(r.fake.AckLatencies())
+	total := int(float64(rate) * size.rateFor.Seconds())
+	u0 := cpu.read(ctx)
+	from := time.Now()
+	var failed sync.Map
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	var load sync.WaitGroup
+	for i := range total {
+		<-tick.C
+		load.Go(func() {
+			a := asks[(i*13)%len(asks)]
+			p := r.fake.Person(people[i%len(people)])
+			if _, err := p.Select(ctx, channel, a.TS, control(i%2, "select"), []string{"yes", "no", "dev", "prod"}[i%2*2+i/3%2]); err != nil {
+				failed.Store(i, err)
+			}
+		})
 	}
-	return row
+	tick.Stop()
+	load.Wait()
+	p99 := pct(r.fake.AckLatencies()[before:], 99)
+	nFailed := 0
+	failed.Range(func(any, any) bool { nFailed++; return true })
+	if nFailed > 0 {
+		p99 = time.Hour // a click not acked at all
+	}
+	row.rateP99[rate] = p99
+	settle() // the rate's message updates are its own
+	row.rateUse[rate] = cpu.since(ctx, u0)
+	row.rateFor[rate] = time.Since(from)
+	row.rateClicks[rate] = total
+	if p99 >= 100*time.Millisecond {
+		p.swept = true
+		return
+	}
+	row.capacity = rate
 }
 
 func pgCostTable(rows []pgCostRow, size pgCostSize) string {
