@@ -2,7 +2,6 @@ package sqlrow
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -97,15 +96,5 @@ func TestRecordsLeaveOutCorrupt(t *testing.T) {
 	}
 	if got, err := Records(&rows{rs: set, scanErr: 3}); err == nil || errors.As(err, &corrupt) || got != nil {
 		t.Errorf("Records with a row that cannot be read: %d records, %v; want none and its error", len(got), err)
-	}
-}
-
-func TestCorruptErrorNamesFew(t *testing.T) {
-	var ce *store.CorruptError
-	for i := range 7 {
-		store.Corrupt(&ce, fmt.Sprintf("a%d", i), store.Internal(store.ErrCorrupt, "corrupt record %q", fmt.Sprintf("a%d", i)))
-	}
-	if want := `7 corrupt records left out (a0, a1, a2, a3, a4 and 2 more): INTERNAL: corrupt record "a0"`; ce.Error() != want {
-		t.Errorf("Error() = %q, want %q", ce.Error(), want)
 	}
 }
