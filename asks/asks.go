@@ -178,13 +178,16 @@ func (s *Service) run(ctx context.Context) {
 type stats struct {
 	posts, updates, created               atomic.Int64
 	answered, cancelled, aborted, expired atomic.Int64
+	corrupt                               atomic.Int64
 }
 
 // Counts is what the lifecycle did since start: messages posted and
-// updated, asks created and ended by outcome.
+// updated, asks created and ended by outcome, and records its reads of
+// many left out for not decoding (each time it read them).
 type Counts struct {
 	Posts, Updates, Created               int64
 	Answered, Cancelled, Aborted, Expired int64
+	CorruptLeftOut                        int64
 }
 
 // Counters returns a snapshot of the counts.
@@ -193,6 +196,7 @@ func (s *Service) Counters() Counts {
 	return Counts{
 		Posts: t.posts.Load(), Updates: t.updates.Load(), Created: t.created.Load(),
 		Answered: t.answered.Load(), Cancelled: t.cancelled.Load(), Aborted: t.aborted.Load(), Expired: t.expired.Load(),
+		CorruptLeftOut: t.corrupt.Load(),
 	}
 }
 
@@ -641,6 +645,7 @@ func (s *Service) readable(op string, recs []Record, err error) ([]Record, error
 	var corrupt *store.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
+		s.stats.corrupt.Add(int64(len(corrupt.IDs)))
 		s.log.Error().Err(err).Strs("asks", corrupt.IDs).Msg(op + ": corrupt records left out")
 		return recs, nil
 	case err != nil:

@@ -136,6 +136,9 @@ func TestCorruptRecordCostsOnlyItself(t *testing.T) {
 		if l := logs.String(); !strings.Contains(l, "corrupt records left out") || !strings.Contains(l, `"asks":["abroken"]`) {
 			t.Errorf("the log does not name the corrupt record:\n%s", l)
 		}
+		if n := svc.Counters().CorruptLeftOut; n < 4 {
+			t.Errorf("CorruptLeftOut = %d, want one for each read that left it out (recovery, List, the inbox's two)", n)
+		}
 	})
 }
 

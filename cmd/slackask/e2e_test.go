@@ -609,7 +609,7 @@ func TestMetrics(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"slackask_asks_created_total 1", `slackask_asks_ended_total{status="answered"} 1`, "slackask_slack_posts_total 1", "slackask_ready 1", "go_goroutines"} {
+	for _, want := range []string{"slackask_asks_created_total 1", `slackask_asks_ended_total{status="answered"} 1`, "slackask_slack_posts_total 1", "slackask_corrupt_records_left_out_total 0", "slackask_ready 1", "go_goroutines"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
 		}

@@ -37,6 +37,8 @@ func metricsHandler(svc *asks.Service, b *bot.Bot, bridge *dsh.Leased, st any, r
 	counter("slack_posts_total", "Messages posted (chat.postMessage).", func(c asks.Counts) int64 { return c.Posts })
 	counter("slack_updates_total", "Messages updated (chat.update).", func(c asks.Counts) int64 { return c.Updates })
 	counter("asks_created_total", "Asks created.", func(c asks.Counts) int64 { return c.Created })
+	counter("corrupt_records_left_out_total", "Stored asks that do not decode, left out of a read of many (each time they were).",
+		func(c asks.Counts) int64 { return c.CorruptLeftOut })
 	ended := prometheus.NewDesc("slackask_asks_ended_total", "Asks ended, by outcome.", []string{"status"}, nil)
 	reg.MustRegister(endedCollector{svc: svc, desc: ended})
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "slackask_ready", Help: "1 when Slack (and the dsh bridge, if on) is connected."},
