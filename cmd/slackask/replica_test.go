@@ -289,13 +289,26 @@ func TestReplicasActAsOne(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		// Both skips are stored; now both submit at once.
+		// Both skips are stored; now both submit at once, each from the
+		// message as their client shows it: the first submit's end may be
+		// drawn before the second click leaves.
+		var thaws []func()
+		for _, who := range []string{alice, bob} {
+			thaw, err := r.fake.Person(who).Freeze(channel, ask.TS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			thaws = append(thaws, thaw)
+		}
 		for k, who := range []string{alice, bob} {
 			wg.Go(func() {
 				_, errs[k] = r.fake.Person(who).Click(ctx, channel, ask.TS, control(-1, "submit"))
 			})
 		}
 		wg.Wait()
+		for _, thaw := range thaws {
+			thaw()
+		}
 		if errs[0] != nil || errs[1] != nil {
 			t.Fatalf("round %d: submits %v", round, errs)
 		}
