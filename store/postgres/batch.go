@@ -178,12 +178,12 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			continue
 		}
 		rec, ok := recs[op.ID]
-		if !ok || rec.corrupt != nil {
-			var err error = store.ErrNotFound
-			if ok {
-				err = rec.corrupt
-			}
-			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err)
+		if !ok {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), store.ErrNotFound)
+			continue
+		}
+		if rec.corrupt != nil {
+			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), rec.corrupt)
 			continue
 		}
 		// A copy: rec.cur stays the base of the record's next op if fn

@@ -50,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -935,20 +934,16 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
 		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at, a.xmin::text`,
 		sqlrow.Nanos(now), limit, sqlrow.Nanos(now.Add(lease)))
-	var cs []claimedRow
+	var (
+		cs      []claimedRow
+		corrupt *store.CorruptError
+	)
 	if err == nil {
-		cs, err = scanClaimed(rows)
+		cs, corrupt, err = scanClaimed(rows)
 	}
 	if err != nil {
 		return nil, store.WrapErr(ctx, op, err)
 	}
-	var corrupt *store.CorruptError
-	cs = slices.DeleteFunc(cs, func(c claimedRow) bool {
-		if c.err != nil {
-			store.Corrupt(&corrupt, c.id, c.err)
-		}
-		return c.err != nil
-	})
 	for _, c := range cs {
 		s.records.Put(c.r, c.xmin) // the claimer's next write is its Update
 	}
@@ -969,34 +964,36 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 }
 
 // claimedRow is one row ClaimDue's statement returned: the record as
-// claimed (err when it does not decode: an INTERNAL error), its id, the
-// wake_at it had before, and its xmin.
+// claimed, the wake_at it had before, and its xmin.
 type claimedRow struct {
 	r    store.Record
-	err  error
-	id   string
 	was  int64
 	xmin string
 }
 
-// scanClaimed reads the rows of ClaimDue's statement and closes rows.
-func scanClaimed(rows pgx.Rows) ([]claimedRow, error) {
+// scanClaimed reads the rows of ClaimDue's statement and closes rows. The
+// rows that do not decode are left out and named in corrupt (nil for
+// none).
+func scanClaimed(rows pgx.Rows) (out []claimedRow, corrupt *store.CorruptError, err error) {
 	defer rows.Close()
-	var out []claimedRow
 	for rows.Next() {
 		var (
 			c       claimedRow
+			id      string
 			version int64
 			wake    int64
 			data    []byte
 		)
-		if err := rows.Scan(&c.id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
-			return nil, err
+		if err := rows.Scan(&id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
+			return nil, nil, err
 		}
-		c.r, c.err = sqlrow.Decode(c.id, version, wake, data)
+		if c.r, err = sqlrow.Decode(id, version, wake, data); err != nil {
+			store.Corrupt(&corrupt, id, err)
+			continue
+		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	return out, corrupt, rows.Err()
 }
 
 // Watch implements store.Store: fn hears of the writes of every Store on

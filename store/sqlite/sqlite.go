@@ -961,7 +961,6 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		if err != nil {
 			return err
 		}
-		corrupt = nil
 		if out, err = scanRecords(rows); err != nil && !errors.As(err, &corrupt) {
 			return err
 		}
