@@ -147,6 +147,13 @@ type Record struct {
 	// the status is unchanged and fn emitted no events, so an end or an
 	// audited act is always announced. Transient, never kept; on the
 	// record a store returns it says whether that write went unannounced.
+	//
+	// A quiet write that changes one entry of people's picks (Progress[q],
+	// Drafts[user][q]) and nothing else must decide from the record apart
+	// from the picks other such writes change: a store may apply it over a
+	// copy that lacks them, merging the entry into the record as it stands
+	// (PostgreSQL, store/postgres/merge.go), so that the later of two such
+	// writes of one entry wins and those of different entries both stay.
 	Quiet bool `json:"-"`
 }
 

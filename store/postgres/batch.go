@@ -96,12 +96,25 @@ func batchContext(ops []*store.UpdateOp) (context.Context, func()) {
 
 // batchRecord is one record of a batch as it stands between its ops.
 type batchRecord struct {
-	cur  store.Record // as the ops so far left it
-	xmin string       // the cached row version; "" when read under lock
+	cur store.Record // as the ops so far left it
+	// tag: what this Store knew of the row before the batch (cached;
+	// nothing when read under lock), then what the writes returned.
+	tag rowTag
+	// from: the version of the copy the batch began with.
+	from int64
 	// wrote: an op of the batch wrote it (its first write is queued);
-	// first is the index in writes of that first write.
-	wrote bool
-	first int
+	// first is the index in writes of that first write; version is what
+	// its last write made the row's version.
+	wrote   bool
+	first   int
+	version int64
+	// merged: its first write is a pick merge (merge.go), so that the row
+	// may hold picks cur lacks: its later ops merge too, or wait (deferred)
+	// for the row; lacks: the merge found other picks merged since the copy.
+	merged, lacks bool
+	// deferred: an op after a merge could not be merged; it and the
+	// record's later ops run again after the batch.
+	deferred bool
 	// stale: its compare-and-set missed, or its cached copy was never
 	// checked against the row (no op wrote it): its ops run again.
 	stale bool
@@ -115,9 +128,14 @@ type batchRecord struct {
 
 // batchWrite is one op's queued statement.
 type batchWrite struct {
-	op   *store.UpdateOp
-	next store.Record
+	op    *store.UpdateOp
+	next  store.Record
+	merge bool // a pick merge
 }
+
+// returnRow ends a batch's write that cannot miss (under lock, or over
+// the transaction's own write): the row's new xmin, version and loud_xmin.
+const returnRow = " RETURNING xmin::text, version, loud_xmin::text"
 
 // writeBatch runs ops (sorted by id) in one transaction and returns the
 // ops to run again as Update (see UpdateBatch); every other op has its
@@ -129,12 +147,12 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		if _, ok := recs[op.ID]; ok {
 			continue
 		}
-		cur, xmin, ok := s.records.Get(op.ID)
+		cur, tag, ok := s.records.Get(op.ID)
 		if !ok {
 			cached = false
 			break
 		}
-		recs[op.ID] = &batchRecord{cur: cur, xmin: xmin}
+		recs[op.ID] = &batchRecord{cur: cur, tag: tag, from: cur.Version}
 	}
 	// fail gives err to every op without a result of its own (an fn's
 	// error, a done context): nothing was written.
@@ -168,9 +186,10 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		}
 	}
 	var (
-		writes []batchWrite
-		cas    []bool // of writes: a casOrCurrent statement
-		events []store.Event
+		writes   []batchWrite
+		cas      []bool // of writes: a casOrCurrent or mergeOrCurrent statement
+		events   []store.Event
+		deferred = map[*store.UpdateOp]bool{}
 	)
 	for _, op := range ops {
 		if err := op.Ctx.Err(); err != nil {
@@ -178,17 +197,20 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			continue
 		}
 		rec, ok := recs[op.ID]
-		if !ok {
+		switch {
+		case !ok:
 			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), store.ErrNotFound)
 			continue
-		}
-		if rec.corrupt != nil {
+		case rec.corrupt != nil:
 			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), rec.corrupt)
+			continue
+		case rec.deferred:
+			deferred[op] = true
 			continue
 		}
 		// A copy: rec.cur stays the base of the record's next op if fn
 		// refuses after changing it.
-		w, fnErr, err := applyFn(store.Clone(rec.cur), op.Fn)
+		w, fnErr, err := applyFn(&rec.cur, store.Clone(rec.cur), op.Fn)
 		if fnErr != nil {
 			op.Rec, op.Err = store.Record{}, fnErr // as is; nothing of op is written
 			continue
@@ -197,20 +219,51 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op is written
 			continue
 		}
-		q, args := updateAsk+" RETURNING xmin::text", w.args()
-		switch {
-		case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
-			q = updateAsk + " AND xmin = pg_current_xact_id()::xid RETURNING xmin::text"
-		case cached: // over the row version this Store last saw (Update's one statement)
-			q = "WITH up AS (" + updateAsk + " AND xmin::text = $12 RETURNING xmin::text AS x)" + casOrCurrent
-			args = append(args, rec.xmin)
+		var (
+			p     pick
+			merge bool
+		)
+		if cached && (!rec.wrote || rec.merged) {
+			p, merge = pickOf(rec.tag, &rec.cur, &w.next)
+		}
+		if rec.merged && !merge {
+			// The row may hold picks rec.cur lacks: only the row itself
+			// is a base for a whole write.
+			rec.deferred, deferred[op] = true, true
+			continue
+		}
+		var (
+			q    string
+			args []any
+		)
+		if merge {
+			q, args = mergeStatement(op.ID, rec.tag.loud, p, rec.wrote)
+			if rec.wrote { // over this transaction's own merge
+				q += returnRow
+			} else {
+				q = "WITH up AS (" + q + returning + mergeOrCurrent
+			}
+		} else {
+			if args, err = w.args(); err != nil {
+				op.Rec, op.Err = store.Record{}, store.WrapErr(op.Ctx, updateOp(op.ID), err) // nothing of op is written
+				continue
+			}
+			switch {
+			case rec.wrote: // over this transaction's own write: a row written by anyone else has another xmin
+				q = updateAsk + " AND xmin = pg_current_xact_id()::xid" + returnRow
+			case cached: // over the row version this Store last saw (Update's one statement)
+				q = "WITH up AS (" + updateAsk + " AND xmin::text = $13" + returning + casOrCurrent
+				args = append(args, rec.tag.xmin)
+			default:
+				q = updateAsk + returnRow
+			}
 		}
 		cas = append(cas, cached && !rec.wrote)
 		if !rec.wrote {
-			rec.wrote, rec.first = true, len(writes)
+			rec.wrote, rec.first, rec.merged = true, len(writes), merge
 		}
 		write.Queue(q, args...)
-		writes = append(writes, batchWrite{op: op, next: w.next})
+		writes = append(writes, batchWrite{op: op, next: w.next, merge: merge})
 		events = append(events, w.evs...)
 		rec.cur = w.next
 	}
@@ -233,8 +286,12 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			rec := recs[w.op.ID]
 			switch {
 			case res[i].wrote:
+				if i == rec.first && w.merge && (rec.tag.xmin == "" || res[i].version != rec.from+1) {
+					rec.lacks = true // other picks were merged since the copy
+				}
 				w.op.Rec = store.Clone(w.next) // fn may keep the pointer it was given
-				rec.xmin = res[i].xmin
+				w.op.Rec.Version = res[i].version
+				rec.tag, rec.version = rowTag{xmin: res[i].xmin, loud: res[i].loud}, res[i].version
 			case cached && i == rec.first:
 				rec.stale, rec.miss = true, res[i] // the row moved on
 			default: // under lock, or over this transaction's own write: cannot miss
@@ -249,7 +306,11 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		case rec.stale:
 			s.keepCurrent(id, rec.miss)
 		case rec.wrote:
-			s.records.Put(rec.cur, rec.xmin)
+			rec.cur.Version = rec.version
+			if rec.lacks {
+				rec.tag.xmin = ""
+			}
+			s.records.Put(rec.cur, rec.tag)
 		case cached:
 			// fns refused a copy never checked against the row: they run
 			// again on the row, read under lock.
@@ -261,7 +322,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 		return nil
 	}
 	for _, op := range ops {
-		if rec, ok := recs[op.ID]; !ok || !rec.stale {
+		if rec, ok := recs[op.ID]; !ok || !rec.stale && !deferred[op] {
 			continue
 		}
 		if err := op.Ctx.Err(); err != nil {
@@ -334,8 +395,9 @@ func (s *Store) sendBatchWrite(ctx context.Context, conn *pgx.Conn, write *pgx.B
 			res[i], err = scanCAS(br.QueryRow())
 			continue
 		}
-		if err = br.QueryRow().Scan(&res[i].xmin); err == nil {
-			res[i].wrote = true
+		var loud *string
+		if err = br.QueryRow().Scan(&res[i].xmin, &res[i].version, &loud); err == nil {
+			res[i].wrote, res[i].loud = true, deref(loud)
 		} else if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
 		}

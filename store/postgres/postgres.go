@@ -102,8 +102,8 @@ type Store struct {
 	listenDone chan struct{}
 	listenPID  atomic.Uint32 // backend pid of the LISTEN connection, 0 while none
 	// records: what this Store last wrote (or claimed) per id, tagged with
-	// the row's xmin, for Update's one-statement compare-and-set.
-	records reccache.Cache
+	// the row's xmin and loud_xmin (rowTag), for Update's one statement.
+	records reccache.Cache[rowTag]
 }
 
 var _ store.Store = (*Store)(nil)
@@ -193,7 +193,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		ackChannel: ackChannel(schema),
 		listenCfg:  listenCfg,
 		trips:      trips,
-		records:    reccache.Cache{Max: recordCacheSize},
+		records:    reccache.Cache[rowTag]{Max: recordCacheSize},
 		stopListen: stop,
 		listenDone: make(chan struct{}),
 	}
@@ -378,24 +378,25 @@ func (s *Store) Create(ctx context.Context, r store.Record) (store.Record, bool,
 		return store.Record{}, false, store.WrapErr(ctx, op, err)
 	}
 	// The statement returns the new row's xmin (NULL when nothing was
-	// inserted), the tag Update's compare-and-set checks.
-	q := insertAsk + " RETURNING xmin::text AS x) SELECT (SELECT x FROM ins)"
+	// inserted) and loud_xmin, the tags Update's statement checks.
+	q := insertAsk + " RETURNING xmin::text AS x, loud_xmin::text AS l) SELECT x, l FROM (SELECT 1) one LEFT JOIN ins ON true"
 	args := []any{r.ID, string(r.Status), sqlrow.Nanos(r.CreatedAt), nullNanos(r.EndedAt), nullString(r.IdempotencyKey),
 		r.Synced, nullZeroNanos(r.RemindAt), nullZeroNanos(r.WakeAt), r.Version, data, nullString(r.Owner)}
 	if len(evs) > 0 {
 		// One statement: the events are inserted iff the ask is.
-		q = insertAsk + " RETURNING xmin::text AS x), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") + " SELECT (SELECT x FROM ins)"
+		q = insertAsk + " RETURNING xmin::text AS x, loud_xmin::text AS l), " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM ins)") +
+			" SELECT x, l FROM (SELECT 1) one LEFT JOIN ins ON true"
 		args = append(args, eventArgs(evs)...)
 	}
 	// A conflict on the key whose record is deleted before it is read
 	// freed the key: insert again.
 	for range 10 {
-		var xmin *string
-		if err := s.pool.QueryRow(ctx, q, args...).Scan(&xmin); err != nil {
+		var xmin, loud *string
+		if err := s.pool.QueryRow(ctx, q, args...).Scan(&xmin, &loud); err != nil {
 			return store.Record{}, false, store.WrapErr(ctx, op, err)
 		}
 		if xmin != nil {
-			s.records.Put(r, *xmin)
+			s.records.Put(r, rowTag{xmin: *xmin, loud: deref(loud)})
 			return r, true, nil
 		}
 		if r.IdempotencyKey == "" {
@@ -490,16 +491,21 @@ func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 }
 
 // Update implements store.Store, in one round trip when this Store's copy
-// of the record is current, else in two or three.
+// of the record is current, or when fn writes one pick (merge.go); else in
+// two or three.
 //
 // One: fn runs on the record as this Store last wrote, claimed or read it
 // (records), and one statement writes the result only if the row is still
 // that version of that row (version and xmin: a row deleted and made again
-// has another xmin); the statement is its own transaction. When the row
-// moved on, the same statement returns it as it stands (casOrCurrent), and
-// fn runs on that copy in one more such statement: two round trips for a
-// copy another replica made stale (quietly, or before its notification
-// arrived). fn may run more than once, each time on a fresher copy.
+// has another xmin); the statement is its own transaction. A quiet write
+// of one pick is merged into the row instead, on the condition that no
+// other kind of write came since the copy (loud_xmin): the row may have
+// moved on by other picks. When the row moved on, the same statement
+// returns it as it stands (casOrCurrent), and fn runs on that copy in one
+// more such statement: two round trips for a copy another replica made
+// stale (before its notification arrived, or by a quiet write that the
+// copy's next write cannot merge over). fn may run more than once, each
+// time on a fresher copy.
 //
 // Locked: when that misses too (the record is written at the same moment
 // elsewhere), or fn refuses a copy (its verdict on a copy not read under
@@ -513,11 +519,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*store.Record) er
 		return store.Record{}, store.WrapErr(ctx, op, err)
 	}
 	for range cachedTries {
-		cur, xmin, ok := s.records.Get(id)
+		cur, tag, ok := s.records.Get(id)
 		if !ok {
 			break
 		}
-		out, done, fresh, err := s.updateCached(ctx, cur, xmin, fn)
+		out, done, fresh, err := s.updateCached(ctx, cur, tag, fn)
 		if err != nil {
 			// The statement was sent: whether it committed is unknown, so
 			// fn is not tried again.
@@ -559,27 +565,42 @@ const cachedTries = 2
 
 func updateOp(id string) string { return fmt.Sprintf("postgres update %q", id) }
 
-// updateCached is Update's one-statement compare-and-set of fn applied to
-// cur, the record as this Store last saw it at row version xmin. done is
-// false, with nothing written, when fn refused cur or the row is no longer
-// that version; fresh then says the row as it stands replaced cur in
-// records. err is an error of the statement (its outcome unknown).
-func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string, fn func(*store.Record) error) (out store.Record, done, fresh bool, err error) {
-	// Get gave a deep copy of its own; an event or encoding error is left
-	// to the locked path to report.
-	w, fnErr, err := applyFn(cur, fn)
+// updateCached is Update's one statement: fn applied to cur, the record as
+// this Store last saw the row (tag), merged into the row as a pick or
+// written over that row version. done is false, with nothing written, when
+// fn refused cur or the row is no longer what the statement needs; fresh
+// then says the row as it stands replaced cur in records. err is an error
+// of the statement (its outcome unknown).
+func (s *Store) updateCached(ctx context.Context, cur store.Record, tag rowTag, fn func(*store.Record) error) (out store.Record, done, fresh bool, err error) {
+	base := store.Clone(cur)
+	// An event or encoding error is left to the locked path to report.
+	w, fnErr, err := applyFn(&base, cur, fn)
 	if fnErr != nil || err != nil {
 		return store.Record{}, false, false, nil
 	}
-	args := append(w.args(), xmin)
-	q := "WITH up AS (" + updateAsk + " AND xmin::text = $12 RETURNING xmin::text AS x)"
-	if len(w.evs) > 0 {
-		// Events iff the row was written; the counter is taken last and
-		// held until the statement's commit (eventsCTE).
-		q += ", " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM up)")
-		args = append(args, eventArgs(w.evs)...)
+	var (
+		q    string
+		args []any
+	)
+	p, merge := pickOf(tag, &base, &w.next)
+	if merge {
+		q, args = mergeStatement(cur.ID, tag.loud, p, false)
+		q = "WITH up AS (" + q + returning + mergeOrCurrent
+	} else {
+		if args, err = w.args(); err != nil {
+			return store.Record{}, false, false, nil
+		}
+		args = append(args, tag.xmin)
+		q = "WITH up AS (" + updateAsk + " AND xmin::text = $13" + returning
+		if len(w.evs) > 0 {
+			// Events iff the row was written; the counter is taken last and
+			// held until the statement's commit (eventsCTE).
+			q += ", " + eventsCTE(len(args), "WHERE EXISTS (SELECT FROM up)")
+			args = append(args, eventArgs(w.evs)...)
+		}
+		q += casOrCurrent
 	}
-	c, err := scanCAS(s.pool.QueryRow(ctx, q+casOrCurrent, args...))
+	c, err := scanCAS(s.pool.QueryRow(ctx, q, args...))
 	if err != nil {
 		s.records.Drop(cur.ID)
 		return store.Record{}, false, false, err
@@ -587,30 +608,49 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, xmin string,
 	if !c.wrote {
 		return store.Record{}, false, s.keepCurrent(cur.ID, c), nil
 	}
-	s.records.Put(w.next, c.xmin)
+	next := w.next
+	after := rowTag{xmin: c.xmin, loud: c.loud}
+	if merge {
+		next.Version = c.version
+		if tag.xmin == "" || c.version != base.Version+1 {
+			after.xmin = "" // other picks may have been merged since cur
+		}
+	}
+	s.records.Put(next, after)
 	// fn may keep the pointer it was given: return a copy of our own.
-	return store.Clone(w.next), true, false, nil
+	return store.Clone(next), true, false, nil
 }
 
-// casOrCurrent ends a statement whose CTE up is a compare-and-set of row
-// $9 returning its new xmin as x: the statement returns that xmin when it
-// wrote, and otherwise the row as it stands with its xmin (the main query
-// reads the snapshot the UPDATE started from), or no row when there is
-// none. Scan it with scanCAS.
-const casOrCurrent = ` SELECT x, NULL, NULL, NULL, NULL FROM up
-	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record FROM asks a
-	WHERE a.id = $9 AND NOT EXISTS (SELECT FROM up)`
+// returning ends the CTE up of a casOrCurrent or mergeOrCurrent statement.
+const returning = " RETURNING xmin::text AS x, version AS v, loud_xmin::text AS l)"
 
-// casResult is what a casOrCurrent statement returned.
+// casOrCurrent ends a statement whose CTE up is a write of row $9
+// (ending in returning): the statement returns the new xmin, version and
+// loud_xmin when it wrote, and otherwise the row as it stands with its
+// xmin and loud_xmin (the main query reads the snapshot the UPDATE started
+// from), or no row when there is none. Scan it with scanCAS.
+// mergeOrCurrent is the same for a pick merge, whose row is $1.
+const (
+	casOrCurrent = ` SELECT x, NULL, v, NULL, NULL, l FROM up
+	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record, a.loud_xmin::text FROM asks a
+	WHERE a.id = $9 AND NOT EXISTS (SELECT FROM up)`
+	mergeOrCurrent = ` SELECT x, NULL, v, NULL, NULL, l FROM up
+	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record, a.loud_xmin::text FROM asks a
+	WHERE a.id = $1 AND NOT EXISTS (SELECT FROM up)`
+)
+
+// casResult is what a casOrCurrent or mergeOrCurrent statement returned.
 type casResult struct {
 	wrote bool
-	xmin  string        // the row's: written, the new one; else the current row's
-	cur   *store.Record // not wrote: the row as it stands; nil when gone or corrupt
+	// The row's: written, the new ones; else the current row's.
+	xmin, loud string
+	version    int64         // wrote: the row's new version
+	cur        *store.Record // not wrote: the row as it stands; nil when gone or corrupt
 }
 
-// scanCAS reads a casOrCurrent statement's row. A current row that does
-// not decode is left out (nil cur): the statement wrote nothing, and the
-// locked path reports it.
+// scanCAS reads a casOrCurrent or mergeOrCurrent statement's row. A
+// current row that does not decode is left out (nil cur): the statement
+// wrote nothing, and the locked path reports it.
 func scanCAS(row pgx.Row) (casResult, error) {
 	var (
 		c       casResult
@@ -618,15 +658,23 @@ func scanCAS(row pgx.Row) (casResult, error) {
 		version *int64
 		wake    any
 		data    []byte
+		loud    *string
 	)
-	err := row.Scan(&c.xmin, &id, &version, &wake, &data)
+	err := row.Scan(&c.xmin, &id, &version, &wake, &data, &loud)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return casResult{}, nil
 	case err != nil:
 		return casResult{}, err
-	case id == nil:
+	}
+	if loud != nil {
+		c.loud = *loud
+	}
+	if id == nil {
 		c.wrote = true
+		if version != nil {
+			c.version = *version
+		}
 		return c, nil
 	}
 	if r, err := sqlrow.Decode(*id, *version, wake, data); err == nil {
@@ -642,45 +690,55 @@ func (s *Store) keepCurrent(id string, c casResult) bool {
 		s.records.Drop(id)
 		return false
 	}
-	s.records.Put(*c.cur, c.xmin)
+	s.records.Put(*c.cur, rowTag{xmin: c.xmin, loud: c.loud})
 	return true
 }
 
 // written is fn's change of a record, ready to write: the next version of
-// the record (its keys kept, Version one up), the events it emitted, and
-// its encoding.
+// the record (its keys kept, Version one up) and the events it emitted.
 type written struct {
 	next store.Record
 	evs  []store.Event
-	data string
+	// picks: a quiet write of people's picks alone (pickOf's kind, of any
+	// number of entries): the row's loud_xmin stays, so that picks merged
+	// elsewhere need no current copy after it.
+	picks bool
 }
 
 // applyFn runs fn on rec, which the caller gives up (fn changes it in
-// place), and readies the write over rec's version. fnErr is fn's own
-// error; err an event or the record that does not encode.
-func applyFn(rec store.Record, fn func(*store.Record) error) (w written, fnErr, err error) {
+// place), and readies the write over rec's version; base is a copy of rec
+// as it was. fnErr is fn's own error; err an event that does not encode.
+func applyFn(base *store.Record, rec store.Record, fn func(*store.Record) error) (w written, fnErr, err error) {
 	if w.next, w.evs, fnErr, err = store.Apply(rec, fn); fnErr == nil && err == nil {
-		w.data, err = store.Encode(w.next)
+		w.picks = w.next.Quiet && sameBesidesPicks(base, &w.next)
 	}
 	return w, fnErr, err
 }
 
-// args are updateAsk's arguments $1–$11: w.next over its previous version.
-func (w written) args() []any {
+// args are updateAsk's arguments $1–$12: w.next over its previous version.
+func (w written) args() ([]any, error) {
 	n := w.next
+	data, err := store.Encode(n)
+	if err != nil {
+		return nil, err
+	}
 	var quietAt *int64 // NULL: the write is announced
 	if n.Quiet {
 		quietAt = &n.Version
 	}
 	return []any{string(n.Status), sqlrow.Nanos(n.CreatedAt), nullNanos(n.EndedAt), n.Synced,
-		nullZeroNanos(n.RemindAt), nullZeroNanos(n.WakeAt), n.Version, w.data, n.ID, n.Version - 1, quietAt}
+		nullZeroNanos(n.RemindAt), nullZeroNanos(n.WakeAt), n.Version, data, n.ID, n.Version - 1, quietAt, w.picks}, nil
 }
 
 // updateAsk writes a record over version $10 of row $9. quiet_at = $11,
 // the version written when the write goes unannounced (Record.Quiet),
-// keeps the asks_notify trigger from firing (0008_quiet_writes.sql).
+// keeps the asks_notify trigger from firing (0008_quiet_writes.sql). $12
+// says it writes picks alone (written.picks): loud_xmin stays; otherwise
+// it is this transaction's (0009_pick_merges.sql, whose trigger does the
+// same for writes that are not quiet).
 const updateAsk = `UPDATE asks SET
-		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8, quiet_at = $11
+		status = $1, created_at = $2, ended_at = $3, synced = $4, remind_at = $5, wake_at = $6, version = $7, record = $8, quiet_at = $11,
+		loud_xmin = CASE WHEN $12::boolean THEN loud_xmin ELSE pg_current_xact_id()::xid END
 		WHERE id = $9 AND version = $10`
 
 // update runs Update's transaction on conn. fnErr is fn's error, err any
@@ -704,12 +762,17 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	if err != nil {
 		return store.Record{}, nil, err
 	}
-	w, fnErr, err := applyFn(cur, fn) // cur is read for this Update alone
+	base := store.Clone(cur)
+	w, fnErr, err := applyFn(&base, cur, fn) // cur is read for this Update alone
 	if fnErr != nil || err != nil {
 		return store.Record{}, fnErr, err
 	}
+	args, err := w.args()
+	if err != nil {
+		return store.Record{}, nil, err
+	}
 	write := &pgx.Batch{}
-	write.Queue(updateAsk+" RETURNING xmin::text", w.args()...)
+	write.Queue(updateAsk+" RETURNING xmin::text, loud_xmin::text", args...)
 	if len(w.evs) > 0 {
 		// The last statement before COMMIT: it holds the counter (see
 		// eventsCTE) for as short a time as can be.
@@ -717,8 +780,8 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 	}
 	write.Queue("COMMIT")
 	br = conn.SendBatch(ctx, write)
-	var xmin string
-	err = br.QueryRow().Scan(&xmin)
+	var xmin, loud *string
+	err = br.QueryRow().Scan(&xmin, &loud)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.Internal(nil, "compare-and-set of version %d matched no row", cur.Version)
 	}
@@ -735,9 +798,17 @@ func (s *Store) update(ctx context.Context, conn *pgx.Conn, id string, fn func(*
 		s.records.Drop(id)
 		return store.Record{}, nil, err
 	}
-	s.records.Put(w.next, xmin)
+	s.records.Put(w.next, rowTag{xmin: deref(xmin), loud: deref(loud)})
 	// fn may keep the pointer it was given: return a copy of our own.
 	return store.Clone(w.next), nil, nil
+}
+
+// deref is *s, or "" for nil (NULL).
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Delete implements store.Store.
@@ -932,7 +1003,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 			SELECT id, wake_at FROM asks WHERE wake_at IS NOT NULL AND wake_at <= $1
 			ORDER BY wake_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
 		UPDATE asks a SET wake_at = $3, version = a.version + 1 FROM due WHERE a.id = due.id
-		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at, a.xmin::text`,
+		RETURNING a.id, a.version, a.wake_at, a.record, due.wake_at, a.xmin::text, a.loud_xmin::text`,
 		sqlrow.Nanos(now), limit, sqlrow.Nanos(now.Add(lease)))
 	var (
 		cs      []claimedRow
@@ -945,7 +1016,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 		return nil, store.WrapErr(ctx, op, err)
 	}
 	for _, c := range cs {
-		s.records.Put(c.r, c.xmin) // the claimer's next write is its Update
+		s.records.Put(c.r, c.tag) // the claimer's next write is its Update
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].was != cs[j].was {
@@ -964,11 +1035,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration
 }
 
 // claimedRow is one row ClaimDue's statement returned: the record as
-// claimed, the wake_at it had before, and its xmin.
+// claimed, the wake_at it had before, and its xmin and loud_xmin.
 type claimedRow struct {
-	r    store.Record
-	was  int64
-	xmin string
+	r   store.Record
+	was int64
+	tag rowTag
 }
 
 // scanClaimed reads the rows of ClaimDue's statement and closes rows. The
@@ -983,10 +1054,12 @@ func scanClaimed(rows pgx.Rows) (out []claimedRow, corrupt *store.CorruptError, 
 			version int64
 			wake    int64
 			data    []byte
+			loud    *string
 		)
-		if err := rows.Scan(&id, &version, &wake, &data, &c.was, &c.xmin); err != nil {
+		if err := rows.Scan(&id, &version, &wake, &data, &c.was, &c.tag.xmin, &loud); err != nil {
 			return nil, nil, err
 		}
+		c.tag.loud = deref(loud)
 		if c.r, err = sqlrow.Decode(id, version, wake, data); err != nil {
 			store.Corrupt(&corrupt, id, err)
 			continue

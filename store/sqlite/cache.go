@@ -12,7 +12,7 @@ const recordCacheSize = reccache.Size
 // so that Update need not decode the row's JSON again: Update reads the
 // row's version and uses the cached record only when they match (every
 // write bumps the version, so nothing written since is missed).
-type recordCache struct{ c reccache.Cache }
+type recordCache struct{ c reccache.Cache[struct{}] }
 
 // get returns a deep copy of the record cached for id.
 func (c *recordCache) get(id string) (store.Record, bool) {
@@ -21,7 +21,7 @@ func (c *recordCache) get(id string) (store.Record, bool) {
 }
 
 // put caches a deep copy of r under r.ID.
-func (c *recordCache) put(r store.Record) { c.c.Put(r, "") }
+func (c *recordCache) put(r store.Record) { c.c.Put(r, struct{}{}) }
 
 // drop forgets id.
 func (c *recordCache) drop(id string) { c.c.Drop(id) }

@@ -30,6 +30,8 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		{"Update/AfterOtherHandle", testSharedUpdateAfterOther},
 		{"Update/AfterOtherHandlesQuietWrite", testSharedUpdateAfterQuiet},
 		{"Update/AfterDeleteAndCreate", testSharedUpdateAfterRecreate},
+		{"Update/PicksThroughBoth", testSharedPicks},
+		{"Update/PickAfterDeleteAndCreate", testSharedPickAfterRecreate},
 		{"Create/IdempotencyKey", testSharedIdempotency},
 		{"Lease/OneHolder", testSharedLease},
 		{"Events/FeedConcurrent", testSharedEventsFeed},

@@ -15,7 +15,7 @@ func rec(id string, version int64) store.Record {
 // A cached record comes back with its tag, as a copy of its own; DropOlder
 // forgets it only for a newer version; Max bounds the records kept.
 func TestCache(t *testing.T) {
-	c := Cache{Max: 3}
+	c := Cache[string]{Max: 3}
 	r := rec("a", 2)
 	c.Put(r, "x7")
 	r.Mention[0] = "changed"

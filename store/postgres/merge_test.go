@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/slackask/slackask/interaction"
+	"github.com/slackask/slackask/store"
+	"github.com/slackask/slackask/store/postgres/pgtest"
+)
+
+// createAsked creates pending records of two questions on s.
+func createAsked(t *testing.T, s *Store, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		r := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now(), Questions: []interaction.Question{
+			{ID: "q1", Question: "Go?", Options: []interaction.Option{{Label: "Yes"}, {Label: "No"}}},
+			{ID: "q2", Question: "Where?", Options: []interaction.Option{{Label: "Dev"}, {Label: "Prod"}}},
+		}}}
+		if _, _, err := s.Create(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// pickOn sets entry q of the record's progress (user "") or of user's
+// draft to the labels, quietly, as the lifecycle's picks do; runs counts
+// the runs of fn.
+func pickOn(user string, q int, runs *int, labels ...string) func(*store.Record) error {
+	return func(r *store.Record) error {
+		*runs++
+		ps := r.Progress
+		if user != "" {
+			ps = r.Drafts[user]
+		}
+		ps = append([]interaction.Progress(nil), ps...)
+		for len(ps) < len(r.Questions) {
+			ps = append(ps, interaction.Progress{})
+		}
+		ps[q] = interaction.Progress{Selected: labels}
+		if user == "" {
+			r.Progress = ps
+		} else {
+			if r.Drafts == nil {
+				r.Drafts = map[string][]interaction.Progress{}
+			}
+			r.Drafts[user] = ps
+		}
+		r.Quiet = true
+		return nil
+	}
+}
+
+func mustWrite(t *testing.T, s *Store, id string, fn func(*store.Record) error) (store.Record, int64) {
+	t.Helper()
+	trips := s.RoundTrips()
+	r, err := s.Update(t.Context(), id, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s.RoundTrips() - trips
+}
+
+// Two Stores picking on one record, each over a copy the other's picks
+// made stale: every pick is one statement, fn runs once, and nothing is
+// lost. A write of another kind after a merge over others' picks is two
+// (the copy lacks them: the row comes back), one after a merge over
+// nothing new.
+func TestPickMergesOneRoundTrip(t *testing.T) {
+	u := pgtest.URL(t)
+	s, other := openURL(t, u), openURL(t, u)
+	createAsked(t, s, "a")
+	runs := 0
+	if _, n := mustWrite(t, other, "a", pickOn("", 1, &runs, "Prod")); n != 2 {
+		t.Fatalf("other's first touch: %d round trips, want 2 (read under lock, write)", n)
+	}
+	for i := range 10 {
+		w := []*Store{s, other}[i%2]
+		runs = 0
+		got, n := mustWrite(t, w, "a", pickOn([]string{"", "U1"}[i/2%2], i%2, &runs, "Yes"))
+		if n != 1 || runs != 1 || !got.Quiet {
+			t.Fatalf("pick %d: %d round trips, %d runs of fn, quiet %v; want 1, 1, true", i, n, runs, got.Quiet)
+		}
+	}
+	want := store.Record{Progress: []interaction.Progress{{Selected: []string{"Yes"}}, {Selected: []string{"Yes"}}},
+		Drafts: map[string][]interaction.Progress{"U1": {{Selected: []string{"Yes"}}, {Selected: []string{"Yes"}}}}}
+	got, err := other.Get(t.Context(), "a")
+	if err != nil || got.Version != 12 || !reflect.DeepEqual(got.Progress, want.Progress) || !reflect.DeepEqual(got.Drafts, want.Drafts) {
+		t.Fatalf("stored v%d progress %+v drafts %+v, %v; want v12, %+v, %+v", got.Version, got.Progress, got.Drafts, err, want.Progress, want.Drafts)
+	}
+
+	// s merged its last pick over other's: its copy lacks other's picks.
+	var saw []store.Record
+	redraw := func(r *store.Record) error { saw = append(saw, store.Clone(*r)); r.Rev++; return nil }
+	if _, n := mustWrite(t, s, "a", redraw); n != 2 || len(saw) != 2 || !reflect.DeepEqual(saw[1].Drafts, want.Drafts) {
+		t.Fatalf("a redraw after merging over other picks: %d round trips, %d runs; want 2, and the second on the row", n, len(saw))
+	}
+	// Over its own redraw and pick, nothing else since: one statement each.
+	if _, n := mustWrite(t, s, "a", pickOn("U2", 0, &runs, "No")); n != 1 {
+		t.Fatalf("a pick over the copy: %d round trips", n)
+	}
+	if r, n := mustWrite(t, s, "a", redraw); n != 1 || r.Rev != 2 || r.Drafts["U2"] == nil {
+		t.Fatalf("a redraw after merging over nothing new: %d round trips, %+v", n, r)
+	}
+}
+
+// A write of the row by a replica from before pick merges (it knows no
+// loud_xmin: the trigger sets it), its notification not yet heard, is one
+// a pick's fn sees: the merge misses and the row comes back. So is a quiet
+// write of more than picks through another Store, never announced.
+func TestPickAfterOtherKindOfWriteSeesIt(t *testing.T) {
+	u := pgtest.URL(t)
+	s, other := openURL(t, u), openURL(t, u)
+	createAsked(t, s, "a")
+	runs := 0
+	mustWrite(t, s, "a", pickOn("", 0, &runs, "Yes")) // the last write quiet: quiet_at = version
+	if _, err := s.pool.Exec(t.Context(), `ALTER TABLE asks DISABLE TRIGGER asks_notify_update`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(t.Context(), `UPDATE asks SET record = jsonb_set(record, '{rev}', '5'), version = version + 1 WHERE id = 'a'`); err != nil {
+		t.Fatal(err)
+	}
+	var rev []int
+	sawRev := func(r *store.Record) error { rev = append(rev, r.Rev); return pickOn("", 1, &runs, "Dev")(r) }
+	got, n := mustWrite(t, s, "a", sawRev)
+	if n != 2 || !reflect.DeepEqual(rev, []int{0, 5}) || got.Rev != 5 || got.Version != 4 {
+		t.Fatalf("after an older replica's write: %d round trips, fn saw rev %v, wrote rev %d v%d; want 2, [0 5], 5, v4", n, rev, got.Rev, got.Version)
+	}
+
+	mustWrite(t, other, "a", func(r *store.Record) error {
+		r.Rev = 6
+		r.Progress[0].Selected = []string{"No"}
+		r.Quiet = true
+		return nil
+	})
+	rev = nil
+	if got, n = mustWrite(t, s, "a", sawRev); n != 2 || !reflect.DeepEqual(rev, []int{5, 6}) || got.Rev != 6 || got.Progress[0].Selected[0] != "No" {
+		t.Fatalf("after a quiet write of more than picks: %d round trips, fn saw rev %v, wrote %+v; want 2, [5 6]", n, rev, got)
+	}
+}
+
+// A batch of picks on records whose copies other's picks made stale is
+// one round trip; a write of another kind after a merge in the same batch
+// waits for the batch and runs over the row.
+func TestPickMergesInBatch(t *testing.T) {
+	u := pgtest.URL(t)
+	s, other := openURL(t, u), openURL(t, u)
+	createAsked(t, s, "a", "b")
+	runs := 0
+	for _, id := range []string{"a", "b"} {
+		mustWrite(t, other, id, pickOn("", 1, &runs, "Prod"))
+	}
+	ctx := t.Context()
+	ops := []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: pickOn("", 0, &runs, "No")},
+		{Ctx: ctx, ID: "b", Fn: pickOn("U1", 0, &runs, "No")},
+		{Ctx: ctx, ID: "b", Fn: pickOn("U1", 1, &runs, "Dev")},
+	}
+	trips := s.RoundTrips()
+	s.UpdateBatch(ops)
+	if n := s.RoundTrips() - trips; n != 1 {
+		t.Errorf("a batch of picks over stale copies: %d round trips, want 1", n)
+	}
+	for i, op := range ops {
+		if op.Err != nil || op.Rec.Version != int64(3+i/2+i%2*0) && i != 2 {
+			t.Errorf("op %d: v%d, %v", i, op.Rec.Version, op.Err)
+		}
+	}
+	if ops[2].Rec.Version != 4 {
+		t.Errorf("the second pick on b: v%d, want 4", ops[2].Rec.Version)
+	}
+
+	mustWrite(t, other, "a", pickOn("U9", 1, &runs, "Dev"))
+	var saw []store.Record
+	ops = []*store.UpdateOp{
+		{Ctx: ctx, ID: "a", Fn: pickOn("U2", 0, &runs, "Yes")},
+		{Ctx: ctx, ID: "a", Fn: func(r *store.Record) error { saw = append(saw, store.Clone(*r)); r.Rev = 3; return nil }},
+	}
+	s.UpdateBatch(ops)
+	if ops[0].Err != nil || ops[1].Err != nil || ops[1].Rec.Rev != 3 {
+		t.Fatalf("ops: %+v %v; %+v %v", ops[0].Rec, ops[0].Err, ops[1].Rec, ops[1].Err)
+	}
+	if last := saw[len(saw)-1]; last.Drafts["U9"] == nil || last.Drafts["U2"] == nil {
+		t.Fatalf("the write after the merge ran on drafts %+v, want U9's and U2's", last.Drafts)
+	}
+	got, err := other.Get(ctx, "a")
+	if err != nil || got.Rev != 3 || got.Drafts["U9"] == nil || got.Drafts["U2"] == nil || got.Progress[0].Selected[0] != "No" || got.Progress[1].Selected[0] != "Prod" {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+}
