@@ -224,7 +224,7 @@ func (s *Store) writeBatch(ctx context.Context, ops []*store.UpdateOp) (again []
 			merge bool
 		)
 		if cached && (!rec.wrote || rec.merged) {
-			p, merge = pickOf(rec.tag, &rec.cur, &w.next)
+			p, merge = pickOf(rec.tag, &rec.cur, w)
 		}
 		if rec.merged && !merge {
 			// The row may hold picks rec.cur lacks: only the row itself

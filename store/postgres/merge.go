@@ -50,14 +50,15 @@ type pick struct {
 	all  []byte // the whole array, encoded: written where the row has none yet
 }
 
-// pickOf returns the one entry of next's picks that differs from base's,
-// when next is a Quiet write and that entry (and its Version) is all that
-// differs, or none when nothing but the Version does. A pick needs the
+// pickOf returns the one entry of w's picks that differs from base's,
+// when w is a quiet write of picks alone (written.picks) and that entry is
+// all it changed, or none when it changed none. A pick needs the
 // loud_xmin of the row base stands for (tag).
-func pickOf(tag rowTag, base, next *store.Record) (pick, bool) {
-	if !next.Quiet || tag.loud == "" {
+func pickOf(tag rowTag, base *store.Record, w written) (pick, bool) {
+	if !w.picks || tag.loud == "" {
 		return pick{}, false
 	}
+	next := &w.next
 	var (
 		p     pick
 		found int
@@ -92,7 +93,7 @@ func pickOf(tag rowTag, base, next *store.Record) (pick, bool) {
 			return pick{}, false
 		}
 	}
-	if found > 1 || !sameBesidesPicks(base, next) {
+	if found > 1 {
 		return pick{}, false
 	}
 	if found == 0 {

@@ -189,3 +189,52 @@ func TestPickMergesInBatch(t *testing.T) {
 		t.Fatalf("stored %+v, %v", got, err)
 	}
 }
+
+// pickOf tells a quiet write of one pick, or of none, from every other:
+// that is all a merge may write.
+func TestPickOf(t *testing.T) {
+	base := store.Record{Ask: interaction.Ask{ID: "a", Status: interaction.StatusPending, Questions: []interaction.Question{{ID: "q1"}, {ID: "q2"}}},
+		Progress: []interaction.Progress{{Selected: []string{"Yes"}}, {}},
+		Drafts:   map[string][]interaction.Progress{"U1": {{}, {Custom: "x"}}}}
+	tag := rowTag{xmin: "7", loud: "5"}
+	runs := 0
+	for _, tc := range []struct {
+		name string
+		tag  rowTag
+		fn   func(*store.Record) error
+		ok   bool
+		user string
+		q    int
+		val  string
+		all  string
+	}{
+		{"progress", tag, pickOn("", 1, &runs, "Dev"), true, "", 1, `{"selected":["Dev"]}`, `[{"selected":["Yes"]},{"selected":["Dev"]}]`},
+		{"a draft", tag, pickOn("U1", 0, &runs, "No"), true, "U1", 0, `{"selected":["No"]}`, `[{"selected":["No"]},{"custom":"x"}]`},
+		{"a new draft", tag, pickOn("U2", 1, &runs, "No"), true, "U2", 1, `{"selected":["No"]}`, `[{},{"selected":["No"]}]`},
+		{"the same pick again", tag, pickOn("", 0, &runs, "Yes"), true, "", -1, "", ""},
+		{"loud_xmin unknown", rowTag{xmin: "7"}, pickOn("", 1, &runs, "Dev"), false, "", 0, "", ""},
+		{"not quiet", tag, func(r *store.Record) error { r.Progress[1].Selected = []string{"Dev"}; return nil }, false, "", 0, "", ""},
+		{"quiet, more than picks", tag, func(r *store.Record) error { r.Rev++; return pickOn("", 1, &runs, "Dev")(r) }, false, "", 0, "", ""},
+		{"two entries", tag, func(r *store.Record) error {
+			r.Progress[0] = interaction.Progress{}
+			return pickOn("", 1, &runs, "Dev")(r)
+		}, false, "", 0, "", ""},
+		{"a draft dropped", tag, func(r *store.Record) error { delete(r.Drafts, "U1"); r.Quiet = true; return nil }, false, "", 0, "", ""},
+		{"an array not of the questions' length", tag, func(r *store.Record) error { r.Progress = r.Progress[:1]; r.Quiet = true; return nil }, false, "", 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := store.Clone(base)
+			w, fnErr, err := applyFn(&b, store.Clone(base), tc.fn)
+			if fnErr != nil || err != nil {
+				t.Fatal(fnErr, err)
+			}
+			p, ok := pickOf(tc.tag, &b, w)
+			if ok != tc.ok {
+				t.Fatalf("pickOf = %+v, %v; want ok %v", p, ok, tc.ok)
+			}
+			if ok && (p.user != tc.user || p.q != tc.q || string(p.val) != tc.val || string(p.all) != tc.all) {
+				t.Fatalf("pick %q %d %s %s; want %q %d %s %s", p.user, p.q, p.val, p.all, tc.user, tc.q, tc.val, tc.all)
+			}
+		})
+	}
+}

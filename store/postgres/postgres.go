@@ -582,7 +582,7 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, tag rowTag, 
 		q    string
 		args []any
 	)
-	p, merge := pickOf(tag, &base, &w.next)
+	p, merge := pickOf(tag, &base, w)
 	if merge {
 		q, args = mergeStatement(cur.ID, tag.loud, p, false)
 		q = "WITH up AS (" + q + returning + mergeOrCurrent
