@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/internal/proccpu"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres/pgtest"
@@ -85,9 +86,38 @@ func BenchmarkUpdateParallel(b *testing.B) {
 // do, and reports the CPU each Update costs this process (getrusage: the
 // store, pgx, the LISTEN reader) and the PostgreSQL backends serving the
 // Store (found by application_name, read from /proc: the pool's and the
-// LISTEN connection's), and its round trips. Run it with -benchtime 3000x
-// or more: /proc counts in 10 ms ticks.
+// LISTEN connection's), and its round trips. redraw is an announced write
+// of the whole record; pick a person's pick, merged into the row
+// (merge.go). Run it with -benchtime 3000x or more: /proc counts in 10 ms
+// ticks.
 func BenchmarkUpdateCPU(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		fn   func(i int) func(*store.Record) error
+	}{
+		{"redraw", func(i int) func(*store.Record) error {
+			return func(r *store.Record) error {
+				r.Rev++
+				r.Synced = i%2 == 0
+				return nil
+			}
+		}},
+		{"pick", func(i int) func(*store.Record) error {
+			return func(r *store.Record) error {
+				for len(r.Progress) < len(r.Questions) {
+					r.Progress = append(r.Progress, interaction.Progress{})
+				}
+				r.Progress[0] = interaction.Progress{Selected: []string{[]string{"Approve", "Reject"}[i/64%2]}}
+				r.Quiet = true
+				return nil
+			}
+		}},
+	} {
+		b.Run(kind.name, func(b *testing.B) { benchUpdateCPU(b, kind.fn) })
+	}
+}
+
+func benchUpdateCPU(b *testing.B, fn func(i int) func(*store.Record) error) {
 	u, err := url.Parse(pgtest.URL(b))
 	if err != nil {
 		b.Fatal(err)
@@ -128,11 +158,7 @@ func BenchmarkUpdateCPU(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := s.Update(ctx, fmt.Sprintf("ask-%02d", i%records), func(r *store.Record) error {
-			r.Rev++
-			r.Synced = i%2 == 0
-			return nil
-		}); err != nil {
+		if _, err := s.Update(ctx, fmt.Sprintf("ask-%02d", i%records), fn(i)); err != nil {
 			b.Fatal(err)
 		}
 	}

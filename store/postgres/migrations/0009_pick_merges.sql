@@ -4,7 +4,7 @@
 -- pick merge or a quiet write of picks alone (store.Record.Quiet): its
 -- insert, a claim, an end, a redraw, any write of a replica from before
 -- this migration. A replica whose copy of the record is current as of
--- that write may merge one pick into the row (pickMerge in merge.go)
+-- that write may merge one pick into the row (merge.go)
 -- whatever picks other replicas merged since, on the condition that
 -- loud_xmin is still the one its copy saw. The trigger sets it for every
 -- write that is not quiet (quiet_at behind version, as 0008's notify
