@@ -654,6 +654,17 @@ func (s *Service) readable(op string, recs []Record, err error) ([]Record, error
 	return recs, nil
 }
 
+// leftOut is how many rows a read of many left out for not decoding
+// (readable's *store.CorruptError in err), so that a caller paging through
+// them can tell a short page from the last.
+func leftOut(err error) int {
+	var corrupt *store.CorruptError
+	if errors.As(err, &corrupt) {
+		return len(corrupt.IDs)
+	}
+	return 0
+}
+
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -2,6 +2,7 @@ package asks
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -170,6 +171,38 @@ func TestCorruptQueueHeadIsSteppedOver(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "a corrupt record is stepped over") {
 			t.Errorf("the log does not say so:\n%s", logs.String())
+		}
+	})
+}
+
+// Recovery pages through the ended asks whose message is behind, a
+// thousand at a time: a page that is short only for rows that do not
+// decode is not taken for the last.
+func TestRecoveryPagesPastCorruptRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &corruptRows{Store: memory.New()}
+		ctx := context.Background()
+		start := time.Now().Add(-time.Hour)
+		ended := start.Add(time.Hour)
+		const n = 1001
+		id := func(i int) string { return fmt.Sprintf("a%04d", i) }
+		for i := range n {
+			rec := Record{Ask: interaction.Ask{ID: id(i), Status: interaction.StatusCancelled, Questions: twoQuestions().Questions,
+				Channel: chanID, TS: fmt.Sprintf("1690000000.%06d", i), CreatedAt: start.Add(time.Duration(i) * time.Second),
+				EndedAt: &ended}, Rev: 1}
+			if _, _, err := st.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.mark(id(n - 1)) // the newest: on the first page
+		surf := newSurface()
+		startRecovered(t, Config{Store: st, Surface: surf, DefaultChannel: chanID, Logger: zerolog.Nop()})
+		synctest.Wait()
+		if _, ok := surf.lastUpdate(id(0)); !ok {
+			t.Errorf("the oldest ask, on the second page, was not brought in step")
+		}
+		if _, ok := surf.lastUpdate(id(1)); !ok {
+			t.Errorf("an ask of the first page was not brought in step")
 		}
 	})
 }

@@ -160,6 +160,7 @@ func (s *Service) recover(ctx context.Context) {
 	var before time.Time
 	for round := 0; round < 100; round++ {
 		unsynced, err := s.store.List(ctx, store.Filter{Unsynced: true, Limit: page, Before: before})
+		read := len(unsynced) + leftOut(err) // a full page may hold rows that do not decode
 		if unsynced, err = s.readable("recover: list unsynced asks", unsynced, err); err != nil {
 			s.log.Error().Err(err).Send()
 			return
@@ -172,7 +173,7 @@ func (s *Service) recover(ctx context.Context) {
 				s.recoverOne(ctx, rec)
 			}
 		}
-		if len(unsynced) < page || fresh == 0 || ctx.Err() != nil {
+		if read < page || fresh == 0 || ctx.Err() != nil {
 			break
 		}
 		before = unsynced[len(unsynced)-1].CreatedAt.Add(time.Microsecond)
