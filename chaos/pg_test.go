@@ -210,6 +210,13 @@ func (ru *run) cutReplica(ctx context.Context, d time.Duration, rng *rand.Rand) 
 	if refuse {
 		how = "connections refused"
 	}
+	// Cut a ready replica, or its giving up is never seen: one a fault
+	// just before killed may still be starting.
+	for wait := time.Now(); ctx.Err() == nil && time.Since(wait) < 15*time.Second; time.Sleep(100 * time.Millisecond) {
+		if code, socks := r.readyz(ctx, s); code == http.StatusOK && socks > 0 {
+			break
+		}
+	}
 	ru.logf("replica-cut: replica %d cut from PostgreSQL (%s) for %v", s.i, how, d)
 	if refuse {
 		s.pg.Refuse(true)
