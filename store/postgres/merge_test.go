@@ -3,52 +3,29 @@ package postgres
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/slackask/slackask/interaction"
 	"github.com/slackask/slackask/store"
 	"github.com/slackask/slackask/store/postgres/pgtest"
+	"github.com/slackask/slackask/store/storetest"
 )
 
 // createAsked creates pending records of two questions on s.
 func createAsked(t *testing.T, s *Store, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		r := store.Record{Ask: interaction.Ask{ID: id, Status: interaction.StatusPending, CreatedAt: time.Now(), Questions: []interaction.Question{
-			{ID: "q1", Question: "Go?", Options: []interaction.Option{{Label: "Yes"}, {Label: "No"}}},
-			{ID: "q2", Question: "Where?", Options: []interaction.Option{{Label: "Dev"}, {Label: "Prod"}}},
-		}}}
-		if _, _, err := s.Create(t.Context(), r); err != nil {
+		if _, _, err := s.Create(t.Context(), storetest.TwoQuestions(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// pickOn sets entry q of the record's progress (user "") or of user's
-// draft to the labels, quietly, as the lifecycle's picks do; runs counts
-// the runs of fn.
+// pickOn is storetest.Pick of the labels, counting fn's runs in runs.
 func pickOn(user string, q int, runs *int, labels ...string) func(*store.Record) error {
+	pick := storetest.Pick(user, q, interaction.Progress{Selected: labels}, nil)
 	return func(r *store.Record) error {
 		*runs++
-		ps := r.Progress
-		if user != "" {
-			ps = r.Drafts[user]
-		}
-		ps = append([]interaction.Progress(nil), ps...)
-		for len(ps) < len(r.Questions) {
-			ps = append(ps, interaction.Progress{})
-		}
-		ps[q] = interaction.Progress{Selected: labels}
-		if user == "" {
-			r.Progress = ps
-		} else {
-			if r.Drafts == nil {
-				r.Drafts = map[string][]interaction.Progress{}
-			}
-			r.Drafts[user] = ps
-		}
-		r.Quiet = true
-		return nil
+		return pick(r)
 	}
 }
 
@@ -162,13 +139,10 @@ func TestPickMergesInBatch(t *testing.T) {
 	if n := s.RoundTrips() - trips; n != 1 {
 		t.Errorf("a batch of picks over stale copies: %d round trips, want 1", n)
 	}
-	for i, op := range ops {
-		if op.Err != nil || op.Rec.Version != int64(3+i/2+i%2*0) && i != 2 {
-			t.Errorf("op %d: v%d, %v", i, op.Rec.Version, op.Err)
+	for i, want := range []int64{3, 3, 4} { // a's first write, then b's two
+		if op := ops[i]; op.Err != nil || op.Rec.Version != want {
+			t.Errorf("op %d: v%d, %v; want v%d", i, op.Rec.Version, op.Err, want)
 		}
-	}
-	if ops[2].Rec.Version != 4 {
-		t.Errorf("the second pick on b: v%d, want 4", ops[2].Rec.Version)
 	}
 
 	mustWrite(t, other, "a", pickOn("U9", 1, &runs, "Dev"))

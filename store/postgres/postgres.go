@@ -624,20 +624,20 @@ func (s *Store) updateCached(ctx context.Context, cur store.Record, tag rowTag, 
 // returning ends the CTE up of a casOrCurrent or mergeOrCurrent statement.
 const returning = " RETURNING xmin::text AS x, version AS v, loud_xmin::text AS l)"
 
-// casOrCurrent ends a statement whose CTE up is a write of row $9
-// (ending in returning): the statement returns the new xmin, version and
-// loud_xmin when it wrote, and otherwise the row as it stands with its
-// xmin and loud_xmin (the main query reads the snapshot the UPDATE started
-// from), or no row when there is none. Scan it with scanCAS.
-// mergeOrCurrent is the same for a pick merge, whose row is $1.
-const (
-	casOrCurrent = ` SELECT x, NULL, v, NULL, NULL, l FROM up
+// orCurrent ends a statement whose CTE up is a write of row id (a
+// parameter, such as "$9"; up ending in returning): the statement returns
+// the new xmin, version and loud_xmin when it wrote, and otherwise the row
+// as it stands with its xmin and loud_xmin (the main query reads the
+// snapshot the UPDATE started from), or no row when there is none. Scan
+// it with scanCAS. casOrCurrent ends a compare-and-set (row $9),
+// mergeOrCurrent a pick merge (row $1).
+func orCurrent(id string) string {
+	return ` SELECT x, NULL, v, NULL, NULL, l FROM up
 	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record, a.loud_xmin::text FROM asks a
-	WHERE a.id = $9 AND NOT EXISTS (SELECT FROM up)`
-	mergeOrCurrent = ` SELECT x, NULL, v, NULL, NULL, l FROM up
-	UNION ALL SELECT a.xmin::text, a.id, a.version, a.wake_at, a.record, a.loud_xmin::text FROM asks a
-	WHERE a.id = $1 AND NOT EXISTS (SELECT FROM up)`
-)
+	WHERE a.id = ` + id + ` AND NOT EXISTS (SELECT FROM up)`
+}
+
+var casOrCurrent, mergeOrCurrent = orCurrent("$9"), orCurrent("$1")
 
 // casResult is what a casOrCurrent or mergeOrCurrent statement returned.
 type casResult struct {

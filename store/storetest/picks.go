@@ -8,11 +8,11 @@ import (
 	"github.com/slackask/slackask/store"
 )
 
-// pickFn is a person's pick as the lifecycle writes it: entry q of the
+// Pick is a person's pick as the lifecycle writes it: entry q of the
 // record's progress (user "") or of user's draft set to p, the array
 // padded to the questions, and the write quiet (store.Record.Quiet).
 // saw, when not nil, gets the record fn ran on.
-func pickFn(user string, q int, p interaction.Progress, saw *store.Record) func(*store.Record) error {
+func Pick(user string, q int, p interaction.Progress, saw *store.Record) func(*store.Record) error {
 	return func(r *store.Record) error {
 		if saw != nil {
 			*saw = store.Clone(*r)
@@ -38,8 +38,9 @@ func pickFn(user string, q int, p interaction.Progress, saw *store.Record) func(
 	}
 }
 
-// twoQuestions is a pending record of two questions.
-func twoQuestions(id string) store.Record {
+// TwoQuestions is a pending record of two questions ("Yes"/"No",
+// "Dev"/"Prod").
+func TwoQuestions(id string) store.Record {
 	r := pendingAt(id, base)
 	r.Questions = append(r.Questions, interaction.Question{ID: "q2", Question: "Where?", Options: []interaction.Option{{Label: "Dev"}, {Label: "Prod"}}})
 	return r
@@ -53,7 +54,7 @@ func sel(labels ...string) interaction.Progress { return interaction.Progress{Se
 // reaches the fn of the other's next pick (PostgreSQL merges a pick into
 // the row only over a copy that is current but for other picks).
 func testSharedPicks(t *testing.T, a, b store.Store) {
-	mustCreate(t, a, twoQuestions("x"))
+	mustCreate(t, a, TwoQuestions("x"))
 	mustUpdate(t, b, "x", func(r *store.Record) error { r.Rev = 1; return nil })
 	mustUpdate(t, a, "x", func(r *store.Record) error { r.Rev = 2; return nil }) // both hold a copy
 	var version int64 = 3
@@ -65,12 +66,12 @@ func testSharedPicks(t *testing.T, a, b store.Store) {
 			t.Fatalf("write %d returned version %d, quiet %v; want quiet %v", version, rec.Version, rec.Quiet, quiet)
 		}
 	}
-	write(a, pickFn("", 0, sel("Yes"), nil), true)
-	write(b, pickFn("", 1, sel("Prod"), nil), true)
-	write(a, pickFn("U1", 1, interaction.Progress{Custom: "one"}, nil), true)
-	write(b, pickFn("U2", 0, interaction.Progress{Skipped: true}, nil), true)
-	write(a, pickFn("U1", 0, sel("No"), nil), true)
-	write(b, pickFn("", 0, sel("No"), nil), true)
+	write(a, Pick("", 0, sel("Yes"), nil), true)
+	write(b, Pick("", 1, sel("Prod"), nil), true)
+	write(a, Pick("U1", 1, interaction.Progress{Custom: "one"}, nil), true)
+	write(b, Pick("U2", 0, interaction.Progress{Skipped: true}, nil), true)
+	write(a, Pick("U1", 0, sel("No"), nil), true)
+	write(b, Pick("", 0, sel("No"), nil), true)
 	wantProgress := []interaction.Progress{sel("No"), sel("Prod")}
 	wantDrafts := map[string][]interaction.Progress{
 		"U1": {sel("No"), {Custom: "one"}},
@@ -87,13 +88,13 @@ func testSharedPicks(t *testing.T, a, b store.Store) {
 	// An announced write through b, then a pick through a: its fn sees it.
 	write(b, func(r *store.Record) error { r.Rev = 7; return nil }, false)
 	var saw store.Record
-	write(a, pickFn("", 1, sel("Dev"), &saw), true)
+	write(a, Pick("", 1, sel("Dev"), &saw), true)
 	if saw.Rev != 7 || !reflect.DeepEqual(saw.Progress, wantProgress) {
 		t.Fatalf("a pick after another handle's write ran on rev %d, progress %+v", saw.Rev, saw.Progress)
 	}
 	// A quiet write of more than picks through a, then a pick through b.
 	write(a, func(r *store.Record) error { r.Rev = 8; r.Progress[0] = sel("Yes"); r.Quiet = true; return nil }, true)
-	write(b, pickFn("U2", 1, sel("Dev"), &saw), true)
+	write(b, Pick("U2", 1, sel("Dev"), &saw), true)
 	if saw.Rev != 8 || !reflect.DeepEqual(saw.Progress, []interaction.Progress{sel("Yes"), sel("Dev")}) {
 		t.Fatalf("a pick after another handle's quiet write of more than picks ran on rev %d, progress %+v", saw.Rev, saw.Progress)
 	}
@@ -104,13 +105,13 @@ func testSharedPicks(t *testing.T, a, b store.Store) {
 	if !ok {
 		return
 	}
-	write(b, pickFn("U3", 0, sel("Yes"), nil), true)
+	write(b, Pick("U3", 0, sel("Yes"), nil), true)
 	var rev9 store.Record
 	ops := []*store.UpdateOp{
-		{Ctx: t.Context(), ID: "x", Fn: pickFn("U1", 1, sel("Prod"), nil)},
-		{Ctx: t.Context(), ID: "x", Fn: pickFn("", 0, sel("No"), nil)},
+		{Ctx: t.Context(), ID: "x", Fn: Pick("U1", 1, sel("Prod"), nil)},
+		{Ctx: t.Context(), ID: "x", Fn: Pick("", 0, sel("No"), nil)},
 		{Ctx: t.Context(), ID: "x", Fn: func(r *store.Record) error { rev9 = store.Clone(*r); r.Rev = 9; return nil }},
-		{Ctx: t.Context(), ID: "x", Fn: pickFn("", 1, sel("Prod"), nil)},
+		{Ctx: t.Context(), ID: "x", Fn: Pick("", 1, sel("Prod"), nil)},
 	}
 	batcher.UpdateBatch(ops)
 	for i, op := range ops {
@@ -140,18 +141,18 @@ func testSharedPicks(t *testing.T, a, b store.Store) {
 // is written into and runs on.
 func testSharedPickAfterRecreate(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
-	first := twoQuestions("x")
+	first := TwoQuestions("x")
 	first.Note = "first"
 	mustCreate(t, a, first)
-	mustUpdate(t, a, "x", pickFn("", 0, sel("Yes"), nil))
+	mustUpdate(t, a, "x", Pick("", 0, sel("Yes"), nil))
 	if err := b.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
-	second := twoQuestions("x")
+	second := TwoQuestions("x")
 	second.Note = "second"
 	mustCreate(t, b, second)
 	var saw store.Record
-	rec := mustUpdate(t, a, "x", pickFn("", 1, sel("Dev"), &saw))
+	rec := mustUpdate(t, a, "x", Pick("", 1, sel("Dev"), &saw))
 	want := []interaction.Progress{{}, sel("Dev")}
 	if saw.Note != "second" || rec.Version != 2 {
 		t.Fatalf("a pick after a delete and create elsewhere ran on note %q and wrote v%d", saw.Note, rec.Version)
